@@ -1,0 +1,293 @@
+"""The async runtime around the sans-I/O :class:`~elicitkit.protocol.connection.Connection`.
+
+A :class:`Peer` is one end of a JSON-RPC conversation, shared by client and server: it feeds
+arriving data to the core, runs each incoming request as its own task (cancellable by the
+peer), parks outgoing requests until their answer comes, and hands every outgoing message to a
+transport-supplied ``send`` callable together with the id of the request it belongs to, so
+an HTTP transport can put it on the right stream. It never touches bytes on a wire itself.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import math
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+import anyio
+from anyio.abc import TaskGroup
+
+from elicitkit.protocol.connection import (
+    CancelReceived,
+    Connection,
+    Dropped,
+    ErrorReceived,
+    NotificationReceived,
+    ProgressReceived,
+    RequestReceived,
+    ResponseReceived,
+    Role,
+    SendReply,
+)
+from elicitkit.protocol.errors import INTERNAL_ERROR, ConnectionClosed, MCPError, RequestTimeout
+from elicitkit.protocol.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, JSON, Notification, Request, RequestId
+
+logger = logging.getLogger("elicitkit.peer")
+
+ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
+
+
+class Send(Protocol):
+    """Transport hook: deliver one wire dict; ``related`` is the request it belongs to, if any."""
+
+    def __call__(self, message: JSON, related: RequestId | None, /) -> Awaitable[None]: ...
+
+
+class IncomingRequest:
+    """A request from the other side, as seen by the handler that serves it."""
+
+    __slots__ = ("id", "method", "params", "peer", "scope")
+
+    def __init__(self, peer: Peer, request: Request, scope: anyio.CancelScope) -> None:
+        self.peer = peer
+        self.id = request.id
+        self.method = request.method
+        self.params: dict[str, Any] = request.params if request.params is not None else {}
+        self.scope = scope
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        meta = self.params.get("_meta")
+        return meta if isinstance(meta, dict) else {}
+
+    @property
+    def progress_token(self) -> str | int | None:
+        token = self.meta.get("progressToken")
+        return token if isinstance(token, (str, int)) and not isinstance(token, bool) else None
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """A notification tied to this request (HTTP puts it on this request's stream)."""
+        await self.peer.notify(method, params, related=self.id)
+
+    async def request(self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None) -> JSON:
+        """A request back to the other side, on behalf of this request."""
+        return await self.peer.request(method, params, timeout=timeout, related=self.id)
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        token = self.progress_token
+        if token is None:
+            return
+        params: dict[str, Any] = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self.notify("notifications/progress", params)
+
+
+RequestHandler = Callable[[IncomingRequest], Awaitable[JSON]]
+NotificationHandler = Callable[[Notification], Awaitable[None]]
+
+
+class _Waiter:
+    __slots__ = ("error", "event", "progress", "result")
+
+    def __init__(self, progress: ProgressCallback | None) -> None:
+        self.event = anyio.Event()
+        self.result: JSON | None = None
+        self.error: MCPError | None = None
+        self.progress = progress
+
+
+async def _ignore_notification(_: Notification) -> None:
+    return None
+
+
+class Peer:
+    """One end of a JSON-RPC connection. Use as ``async with Peer(...) as peer:``."""
+
+    def __init__(
+        self,
+        role: Role,
+        send: Send,
+        *,
+        on_request: RequestHandler,
+        on_notification: NotificationHandler = _ignore_notification,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        default_timeout: float | None = None,
+    ) -> None:
+        self.conn = Connection(role, max_message_bytes=max_message_bytes)
+        self._send = send
+        self._on_request = on_request
+        self._on_notification = on_notification
+        self.default_timeout = default_timeout
+        self._waiters: dict[RequestId, _Waiter] = {}
+        self._scopes: dict[RequestId, anyio.CancelScope] = {}
+        self._tg: TaskGroup | None = None
+        self._closed = False
+
+    async def __aenter__(self) -> Peer:
+        self._tg = anyio.create_task_group()
+        await self._tg.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> bool | None:
+        self.close()
+        assert self._tg is not None
+        self._tg.cancel_scope.cancel()
+        return await self._tg.__aexit__(*exc)  # type: ignore[arg-type]
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def close(self, detail: str = "connection closed") -> None:
+        """The transport is gone: fail every waiting request, stop every running handler."""
+        if self._closed:
+            return
+        self._closed = True
+        for request_id in self.conn.fail_all():
+            waiter = self._waiters.pop(request_id, None)
+            if waiter is not None:
+                waiter.error = ConnectionClosed(detail)
+                waiter.event.set()
+        for scope in self._scopes.values():
+            scope.cancel()
+
+    # ------------------------------------------------------------------ incoming
+
+    async def feed(self, data: bytes | str | Any) -> None:
+        """Everything a transport receives goes through here: bytes, or an already decoded value."""
+        events = self.conn.receive_data(data) if isinstance(data, (bytes, str)) else self.conn.receive(data)
+        for event in events:
+            kind = type(event)
+            if kind is ResponseReceived:
+                self._settle(event.request_id, event.result, None)  # type: ignore[union-attr]
+            elif kind is RequestReceived:
+                self._start_handler(event.request)  # type: ignore[union-attr]
+            elif kind is NotificationReceived:
+                await self._notification(event.notification)  # type: ignore[union-attr]
+            elif kind is ErrorReceived:
+                self._settle(event.request_id, None, event.error)  # type: ignore[union-attr]
+            elif kind is CancelReceived:
+                scope = self._scopes.get(event.request_id)  # type: ignore[union-attr]
+                if scope is not None:
+                    scope.cancel()
+            elif kind is ProgressReceived:
+                await self._progress(event)  # type: ignore[arg-type]
+            elif kind is SendReply:
+                logger.warning("rejected invalid message: %s", event.message["error"]["message"])  # type: ignore[union-attr]
+                await self._send(event.message, None)  # type: ignore[union-attr]
+            elif kind is Dropped:
+                logger.info("dropped: %s", event.reason)  # type: ignore[union-attr]
+
+    def _settle(self, request_id: RequestId, result: JSON | None, error: MCPError | None) -> None:
+        waiter = self._waiters.pop(request_id, None)
+        if waiter is None:  # pragma: no cover - the core only settles what we started
+            return
+        waiter.result = result
+        waiter.error = error
+        waiter.event.set()
+
+    async def _notification(self, notification: Notification) -> None:
+        try:
+            await self._on_notification(notification)
+        except Exception:
+            logger.exception("notification handler for %s failed", notification.method)
+
+    async def _progress(self, event: ProgressReceived) -> None:
+        waiter = self._waiters.get(event.request_id)
+        if waiter is None or waiter.progress is None:
+            return
+        try:
+            outcome = waiter.progress(event.progress, event.total, event.message)
+            if inspect.isawaitable(outcome):
+                await outcome
+        except Exception:
+            logger.exception("progress callback failed")
+
+    def _start_handler(self, request: Request) -> None:
+        if self._tg is None or self._closed:
+            return
+        scope = anyio.CancelScope()
+        self._scopes[request.id] = scope
+        self._tg.start_soon(self._run_handler, request, scope)
+
+    async def _run_handler(self, request: Request, scope: anyio.CancelScope) -> None:
+        incoming = IncomingRequest(self, request, scope)
+        reply: JSON | None = None
+        try:
+            with scope:
+                try:
+                    result = await self._on_request(incoming)
+                except MCPError as exc:
+                    answered = self.conn.respond_error(request.id, exc)
+                    reply = answered.to_wire() if answered is not None else None
+                except Exception as exc:
+                    logger.exception("handler for %s failed", request.method)
+                    answered = self.conn.respond_error(request.id, MCPError(INTERNAL_ERROR, f"internal error: {exc}"))
+                    reply = answered.to_wire() if answered is not None else None
+                else:
+                    response = self.conn.respond(request.id, result)
+                    reply = response.to_wire() if response is not None else None
+            if reply is None:
+                self.conn.discard(request.id)  # cancelled: the peer expects no answer
+            elif not self._closed:
+                await self._send(reply, request.id)
+        finally:
+            self._scopes.pop(request.id, None)
+
+    # ------------------------------------------------------------------ outgoing
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        related: RequestId | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> JSON:
+        """Send a request and wait for its result; raises :class:`MCPError` on an error reply."""
+        if self._closed:
+            raise ConnectionClosed()
+        request = self.conn.start_request(method, params, progress=on_progress is not None)
+        waiter = _Waiter(on_progress)
+        self._waiters[request.id] = waiter
+        limit = self.default_timeout if timeout is None else timeout
+        try:
+            await self._send(request.to_wire(), related)
+            with anyio.fail_after(limit if limit is not None and limit > 0 else math.inf):
+                await waiter.event.wait()
+        except TimeoutError:
+            await self._abandon(request.id, "timeout")
+            raise RequestTimeout(method, limit or 0.0) from None
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await self._abandon(request.id, "cancelled")
+            raise
+        if waiter.error is not None:
+            raise waiter.error
+        assert waiter.result is not None
+        return waiter.result
+
+    async def _abandon(self, request_id: RequestId, reason: str) -> None:
+        self._waiters.pop(request_id, None)
+        cancel = self.conn.abandon_request(request_id, reason)
+        if cancel is not None and not self._closed:
+            try:
+                await self._send(cancel.to_wire(), None)
+            except Exception:  # the transport may already be gone
+                logger.debug("could not send cancellation for %r", request_id)
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None, *, related: RequestId | None = None) -> None:
+        if self._closed:
+            raise ConnectionClosed()
+        await self._send(Notification(method, params).to_wire(), related)
+
+    def spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
+        """Run a background task for as long as this peer lives."""
+        if self._tg is None:
+            raise RuntimeError("peer is not running")
+        self._tg.start_soon(fn, *args)

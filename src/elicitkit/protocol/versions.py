@@ -1,0 +1,48 @@
+"""Protocol versions and the era each belongs to.
+
+"Legacy" versions open a session with ``initialize``; "modern" versions (2026-07-28 on) are
+stateless and carry the version in every request's ``_meta``.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+LATEST_LEGACY = "2025-11-25"
+MODERN_2026 = "2026-07-28"
+
+# Newest first; the first entry is what we offer and prefer.
+LEGACY_VERSIONS: tuple[str, ...] = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+MODERN_VERSIONS: tuple[str, ...] = (MODERN_2026,)
+SUPPORTED_VERSIONS: tuple[str, ...] = MODERN_VERSIONS + LEGACY_VERSIONS
+
+# Meta keys of the 2026 request envelope.
+META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+
+
+class Era(str, Enum):
+    """How a connection carries its state: a handshake session, or per-request envelopes."""
+
+    LEGACY = "legacy"
+    MODERN = "modern"
+
+
+def era_of(version: str) -> Era:
+    """The era a version string belongs to (unknown versions are treated as modern-shaped)."""
+    return Era.LEGACY if version in LEGACY_VERSIONS else Era.MODERN
+
+
+def negotiate_legacy(requested: object, supported: tuple[str, ...] = LEGACY_VERSIONS) -> str:
+    """The version a server answers to ``initialize``: the requested one if known, else our newest."""
+    if isinstance(requested, str) and requested in supported:
+        return requested
+    return supported[0]
+
+
+def at_least(version: str, minimum: str) -> bool:
+    """Date-ordered comparison of two version strings (they are ISO dates)."""
+    return version >= minimum

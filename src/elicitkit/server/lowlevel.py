@@ -1,0 +1,93 @@
+"""The low-level server: one handler per JSON-RPC method, nothing inferred from type hints.
+
+It is the layer the decorator framework is built on, and small enough to test the protocol
+core through. A handler takes a :class:`~elicitkit.server.session.RequestContext` and returns
+the result dict; raising :class:`~elicitkit.MCPError` answers with that error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from elicitkit.protocol.jsonrpc import JSON
+from elicitkit.server.session import LOG_LEVELS, RequestContext, ServerSession
+
+RequestHandlerFn = Callable[[RequestContext], Awaitable[JSON]]
+NotificationHandlerFn = Callable[[ServerSession, dict[str, Any]], Awaitable[None]]
+F = TypeVar("F", bound=Callable[..., Any])
+
+_CAPABILITY_OF_PREFIX = {"tools/": "tools", "resources/": "resources", "prompts/": "prompts"}
+
+
+async def _set_level(ctx: RequestContext) -> JSON:
+    from elicitkit.protocol.errors import INVALID_PARAMS, MCPError
+
+    level = ctx.params.get("level")
+    if level not in LOG_LEVELS:
+        raise MCPError(INVALID_PARAMS, f"unknown log level {level!r}; expected one of {', '.join(LOG_LEVELS)}")
+    ctx.session.log_level = level
+    return {}
+
+
+class LowLevelServer:
+    """A registry of method handlers plus the identity a server shows in ``initialize``."""
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.1.0",
+        *,
+        title: str | None = None,
+        instructions: str | None = None,
+        capabilities: dict[str, Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.version = version
+        self.title = title
+        self.instructions = instructions
+        self.extra_capabilities = capabilities or {}
+        self.request_handlers: dict[str, RequestHandlerFn] = {"logging/setLevel": _set_level}
+        self.notification_handlers: dict[str, NotificationHandlerFn] = {}
+
+    @property
+    def server_info(self) -> dict[str, Any]:
+        info: dict[str, Any] = {"name": self.name, "version": self.version}
+        if self.title:
+            info["title"] = self.title
+        return info
+
+    def capabilities(self) -> dict[str, Any]:
+        """Declared capabilities: whatever the handlers imply, overlaid with explicit ones."""
+        caps: dict[str, Any] = {"logging": {}}
+        for method in self.request_handlers:
+            for prefix, cap in _CAPABILITY_OF_PREFIX.items():
+                if method.startswith(prefix):
+                    caps.setdefault(cap, {})
+            if method == "completion/complete":
+                caps["completions"] = {}
+        for key, value in self.extra_capabilities.items():
+            caps[key] = {**caps.get(key, {}), **value} if isinstance(value, dict) else value
+        return caps
+
+    def set_request_handler(self, method: str, handler: RequestHandlerFn) -> None:
+        self.request_handlers[method] = handler
+
+    def request_handler(self, method: str) -> Callable[[F], F]:
+        """Decorator form of :meth:`set_request_handler`."""
+
+        def register(fn: F) -> F:
+            self.set_request_handler(method, fn)
+            return fn
+
+        return register
+
+    def notification_handler(self, method: str) -> Callable[[F], F]:
+        def register(fn: F) -> F:
+            self.notification_handlers[method] = fn
+            return fn
+
+        return register
+
+    def create_session(self, send: Any, **kwargs: Any) -> ServerSession:
+        return ServerSession(self, send, **kwargs)

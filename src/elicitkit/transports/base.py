@@ -1,0 +1,30 @@
+"""What a client transport is: something that, given where to deliver incoming data, yields a send.
+
+Transports move bytes and map their medium onto JSON-RPC messages; they know nothing about
+MCP methods, eras or elicitation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol
+
+from elicitkit.peer import Send
+
+Feed = Callable[[Any], Awaitable[None]]
+OnClose = Callable[[str], None]
+
+
+class ClientTransport(Protocol):
+    def open(self, feed: Feed, on_close: OnClose) -> AbstractAsyncContextManager[Send]:
+        """Connect; what arrives goes to ``feed``, the end of the stream to ``on_close``; yields a send."""
+        ...
+
+    def set_protocol_version(self, version: str) -> None:
+        """Told once the handshake settled the version (HTTP puts it in a header)."""
+        ...
+
+    def describe(self) -> str:
+        """Where the server is, for people: a command line or a URL."""
+        ...

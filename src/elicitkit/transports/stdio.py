@@ -1,0 +1,196 @@
+"""stdio: newline-delimited JSON-RPC over a child process's stdin/stdout.
+
+Server side: :func:`serve_stdio` reads our stdin, writes our stdout, and points ``sys.stdout``
+at stderr meanwhile so a stray ``print`` cannot corrupt the protocol stream.
+Client side: :class:`StdioTransport` spawns the server, passes its stderr through, and shuts it
+down in the polite order: close stdin, then terminate, then kill.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import shlex
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import IO, TYPE_CHECKING, Any
+
+import anyio
+from anyio.abc import Process
+
+from elicitkit.peer import Send
+from elicitkit.protocol.errors import INVALID_REQUEST, MCPError
+from elicitkit.protocol.framing import LineFramer, Oversized
+from elicitkit.protocol.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, JSON, ErrorResponse, RequestId, encode
+from elicitkit.transports.base import Feed, OnClose
+
+if TYPE_CHECKING:
+    from elicitkit.server.lowlevel import LowLevelServer
+
+logger = logging.getLogger("elicitkit.stdio")
+
+_READ_CHUNK = 256 * 1024
+
+
+def _oversized_reply(size: int, limit: int) -> JSON:
+    error = MCPError(INVALID_REQUEST, f"message of {size} bytes exceeds the {limit}-byte limit")
+    return ErrorResponse(None, error).to_wire()
+
+
+async def _pipe_reader(stream: IO[bytes]) -> asyncio.StreamReader | None:
+    """An asyncio reader over a pipe or tty; None when the stream is a regular file."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=_READ_CHUNK)
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stream)
+    except (ValueError, OSError):
+        return None
+    return reader
+
+
+async def serve_stdio(
+    server: LowLevelServer,
+    *,
+    stdin: IO[bytes] | None = None,
+    stdout: IO[bytes] | None = None,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+) -> None:
+    """Serve one client on stdin/stdout until stdin closes."""
+    in_stream = stdin if stdin is not None else sys.stdin.buffer
+    out_stream = stdout if stdout is not None else sys.stdout.buffer
+    out_fd = out_stream.fileno()
+    write_lock = anyio.Lock()
+
+    async def send(message: JSON, related: RequestId | None) -> None:
+        data = encode(message) + b"\n"
+        async with write_lock:
+            view = memoryview(data)
+            while view:
+                try:
+                    written = os.write(out_fd, view)
+                except BlockingIOError:
+                    await anyio.wait_writable(out_fd)  # type: ignore[arg-type]
+                    continue
+                view = view[written:]
+
+    session = server.create_session(send, max_message_bytes=max_message_bytes)
+    framer = LineFramer(max_message_bytes)
+    saved_stdout = sys.stdout
+    if stdout is None:
+        sys.stdout = sys.stderr  # protect the protocol stream from print()
+    try:
+        async with session.peer:
+            reader = await _pipe_reader(in_stream)
+            while True:
+                if reader is not None:
+                    chunk = await reader.read(_READ_CHUNK)
+                else:
+                    chunk = await anyio.to_thread.run_sync(in_stream.read1, _READ_CHUNK)  # type: ignore[attr-defined]
+                frames = framer.feed(chunk) if chunk else framer.eof()
+                for frame in frames:
+                    if isinstance(frame, Oversized):
+                        logger.warning("dropped a %d-byte message (limit %d)", frame.size, max_message_bytes)
+                        await send(_oversized_reply(frame.size, max_message_bytes), None)
+                    else:
+                        await session.peer.feed(frame)
+                if not chunk:
+                    break
+            session.peer.close("stdin closed")
+    finally:
+        sys.stdout = saved_stdout
+
+
+class StdioTransport:
+    """Spawn a server process and talk to it over its stdin/stdout."""
+
+    def __init__(
+        self,
+        command: str | Sequence[str],
+        *,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+        stderr: int | IO[Any] | None = None,
+        shutdown_timeout: float = 2.0,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    ) -> None:
+        self.command = shlex.split(command) if isinstance(command, str) else list(command)
+        if not self.command:
+            raise ValueError("empty server command")
+        self.env = env
+        self.cwd = cwd
+        self.stderr = stderr
+        self.shutdown_timeout = shutdown_timeout
+        self.max_message_bytes = max_message_bytes
+        self.process: Process | None = None
+
+    def describe(self) -> str:
+        return shlex.join(self.command)
+
+    def set_protocol_version(self, version: str) -> None:
+        return None
+
+    @asynccontextmanager
+    async def open(self, feed: Feed, on_close: OnClose) -> AsyncIterator[Send]:
+        env = None if self.env is None else {**os.environ, **self.env}
+        process = await anyio.open_process(
+            self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, env=env, cwd=self.cwd
+        )
+        self.process = process
+        assert process.stdin is not None and process.stdout is not None
+        stdin, stdout = process.stdin, process.stdout
+        lock = anyio.Lock()
+
+        async def send(message: JSON, related: RequestId | None) -> None:
+            data = encode(message) + b"\n"
+            async with lock:
+                await stdin.send(data)
+
+        async def read_loop() -> None:
+            framer = LineFramer(self.max_message_bytes)
+            try:
+                async for chunk in stdout:
+                    for frame in framer.feed(chunk):
+                        if isinstance(frame, Oversized):
+                            logger.warning("server sent a %d-byte message; dropped", frame.size)
+                        else:
+                            await feed(frame)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                pass
+            on_close("server process closed its stdout")
+
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(read_loop)
+                try:
+                    yield send
+                finally:
+                    tg.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._shutdown(process)
+
+    async def _shutdown(self, process: Process) -> None:
+        """Close stdin and wait; then SIGTERM and wait; then SIGKILL."""
+        try:
+            if process.stdin is not None:
+                await process.stdin.aclose()
+        except Exception:  # already gone
+            pass
+        with anyio.move_on_after(self.shutdown_timeout):
+            await process.wait()
+            return
+        try:
+            process.terminate()
+        except ProcessLookupError:
+            return
+        with anyio.move_on_after(self.shutdown_timeout):
+            await process.wait()
+            return
+        try:
+            process.kill()
+        except ProcessLookupError:
+            return
+        await process.wait()
