@@ -257,8 +257,8 @@ class Peer:
         self._waiters[request.id] = waiter
         limit = self.default_timeout if timeout is None else timeout
         try:
-            await self._send(request.to_wire(), related)
             with anyio.fail_after(limit if limit is not None and limit > 0 else math.inf):
+                await self._send(request.to_wire(), related)
                 await waiter.event.wait()
         except TimeoutError:
             await self._abandon(request.id, "timeout")

@@ -1,0 +1,209 @@
+"""Streamable HTTP, client side (aiohttp, chosen by measurement: see docs/decisions/http-client.md).
+
+Each outgoing message is one POST. ``send`` returns once the response headers are in; the body
+(one JSON message, or an SSE stream of them) is read in the background and fed to the peer.
+An SSE stream that ends before its request's response is resumed with GET + ``Last-Event-ID``
+after the server's ``retry`` delay. A standalone GET stream carries messages the server sends
+outside any request, when the server offers one.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import aiohttp
+import anyio
+import orjson
+from anyio.abc import TaskGroup
+
+from elicitkit.peer import Send
+from elicitkit.protocol.errors import CONNECTION_CLOSED, MCPError
+from elicitkit.protocol.framing import SSEParser
+from elicitkit.protocol.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, JSON, ErrorResponse, RequestId, encode
+from elicitkit.transports.base import Feed, OnClose
+
+logger = logging.getLogger("elicitkit.http.client")
+
+ACCEPT = "application/json, text/event-stream"
+DEFAULT_RETRY_MS = 1000
+MAX_RESUME_ATTEMPTS = 5
+
+
+class StreamableHTTPTransport:
+    """Talk to an MCP server at ``url`` over Streamable HTTP."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: dict[str, str] | None = None,
+        connect_timeout: float = 30.0,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        standalone_stream: bool = True,
+        terminate_on_close: bool = True,
+    ) -> None:
+        self.url = url
+        self.extra_headers = dict(headers or {})
+        self.connect_timeout = connect_timeout
+        self.max_message_bytes = max_message_bytes
+        self.standalone_stream = standalone_stream
+        self.terminate_on_close = terminate_on_close
+        self.session_id: str | None = None
+        self.protocol_version: str | None = None
+        self._http: aiohttp.ClientSession | None = None
+        self._tg: TaskGroup | None = None
+        self._feed: Feed | None = None
+
+    def describe(self) -> str:
+        return self.url
+
+    def set_protocol_version(self, version: str) -> None:
+        self.protocol_version = version
+        if self.standalone_stream and self.session_id is not None and self._tg is not None:
+            self._tg.start_soon(self._standalone)
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Accept": ACCEPT, "Content-Type": "application/json", **self.extra_headers}
+        if self.session_id is not None:
+            headers["Mcp-Session-Id"] = self.session_id
+        if self.protocol_version is not None:
+            headers["MCP-Protocol-Version"] = self.protocol_version
+        return headers
+
+    @asynccontextmanager
+    async def open(self, feed: Feed, on_close: OnClose) -> AsyncIterator[Send]:
+        connector = aiohttp.TCPConnector(limit=256, force_close=False, enable_cleanup_closed=True)
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.connect_timeout)
+        self._feed = feed
+        async with aiohttp.ClientSession(connector=connector, timeout=timeout, auto_decompress=False) as http:
+            self._http = http
+            try:
+                async with anyio.create_task_group() as tg:
+                    self._tg = tg
+                    try:
+                        yield self._send
+                    finally:
+                        tg.cancel_scope.cancel()
+            finally:
+                self._tg = None
+                with anyio.CancelScope(shield=True):
+                    await self._terminate()
+                self._http = None
+                on_close("transport closed")
+
+    async def _terminate(self) -> None:
+        if not self.terminate_on_close or self.session_id is None or self._http is None:
+            return
+        try:
+            with anyio.move_on_after(2):
+                async with self._http.delete(self.url, headers=self._headers()) as resp:
+                    await resp.read()
+        except aiohttp.ClientError:
+            pass
+
+    # -- sending --------------------------------------------------------------------
+
+    async def _send(self, message: JSON, related: RequestId | None) -> None:
+        assert self._http is not None and self._tg is not None
+        request_id = message.get("id") if "method" in message else None
+        resp = await self._http.post(self.url, data=encode(message), headers=self._headers())
+        if self.session_id is None and "mcp-session-id" in resp.headers:
+            self.session_id = resp.headers["mcp-session-id"]
+        ctype = resp.headers.get("content-type", "")
+        if request_id is None:  # notification or response: expect 202
+            body = await resp.read()
+            resp.release()
+            if resp.status >= 400:
+                logger.warning("server refused a %s: HTTP %d %s", message.get("method", "response"), resp.status, body[:200])
+            return
+        if ctype.startswith("text/event-stream") and resp.status < 400:
+            self._tg.start_soon(self._read_sse, resp, request_id)
+            return
+        body = await resp.read()
+        resp.release()
+        if ctype.startswith("application/json") and body:
+            try:
+                await self._deliver(orjson.loads(body))
+                return
+            except orjson.JSONDecodeError:
+                pass
+        await self._lost(request_id, f"HTTP {resp.status} without a JSON-RPC answer: {body[:200]!r}")
+
+    async def _deliver(self, obj: Any) -> None:
+        assert self._feed is not None
+        await self._feed(obj)
+
+    async def _lost(self, request_id: RequestId, why: str) -> None:
+        """Tell the waiting request its answer will not come, as a local (never peer) error."""
+        await self._deliver(ErrorResponse(request_id, MCPError(CONNECTION_CLOSED, why)).to_wire())
+
+    # -- SSE ------------------------------------------------------------------------
+
+    async def _read_sse(self, resp: aiohttp.ClientResponse, request_id: RequestId) -> None:
+        parser = SSEParser()
+        answered = await self._consume(resp, parser, request_id)
+        attempts = 0
+        while not answered:
+            if parser.last_event_id is None or attempts >= MAX_RESUME_ATTEMPTS:
+                await self._lost(request_id, "the response stream ended before the response arrived")
+                return
+            attempts += 1
+            await anyio.sleep((parser.retry if parser.retry is not None else DEFAULT_RETRY_MS) / 1000)
+            resumed = await self._get(parser.last_event_id)
+            if resumed is None:
+                continue
+            answered = await self._consume(resumed, parser, request_id)
+
+    async def _consume(self, resp: aiohttp.ClientResponse, parser: SSEParser, request_id: RequestId | None) -> bool:
+        """Feed every event's message; True once the response to ``request_id`` went by."""
+        answered = False
+        try:
+            async for chunk in resp.content.iter_any():
+                for event in parser.feed(chunk):
+                    if not event.data:
+                        continue  # priming events and keep-alives carry only an id
+                    try:
+                        obj = orjson.loads(event.data)
+                    except orjson.JSONDecodeError:
+                        logger.warning("ignored an SSE event that is not JSON")
+                        continue
+                    if request_id is not None and isinstance(obj, dict) and obj.get("id") == request_id and "method" not in obj:
+                        answered = True
+                    await self._deliver(obj)
+                if answered:
+                    break
+        except (aiohttp.ClientError, anyio.EndOfStream):
+            pass
+        finally:
+            resp.release()
+        return answered
+
+    async def _get(self, last_event_id: str | None) -> aiohttp.ClientResponse | None:
+        assert self._http is not None
+        headers = self._headers()
+        headers["Accept"] = "text/event-stream"
+        del headers["Content-Type"]
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = last_event_id
+        try:
+            resp = await self._http.get(self.url, headers=headers)
+        except aiohttp.ClientError as exc:
+            logger.info("GET stream failed: %s", exc)
+            return None
+        if resp.status != 200 or not resp.headers.get("content-type", "").startswith("text/event-stream"):
+            resp.release()
+            return None
+        return resp
+
+    async def _standalone(self) -> None:
+        """Keep the standalone GET stream open while the server offers one."""
+        parser = SSEParser()
+        while True:
+            resp = await self._get(parser.last_event_id)
+            if resp is None:
+                return  # 405 or similar: the server has no standalone stream
+            await self._consume(resp, parser, None)
+            await anyio.sleep((parser.retry if parser.retry is not None else DEFAULT_RETRY_MS) / 1000)

@@ -1,0 +1,589 @@
+"""Streamable HTTP, server side: a raw ASGI endpoint, wrapped in a Starlette app for mounting.
+
+One endpoint serves POST (a message in; a JSON or SSE answer out), GET (the standalone SSE
+stream, or a resumed request stream with ``Last-Event-ID``) and DELETE (end a session).
+Legacy sessions are keyed by ``Mcp-Session-Id``; each is one
+:class:`~elicitkit.server.session.ServerSession` whose outgoing messages are routed to the
+stream of the request they belong to.
+
+A request whose first outgoing message is its own response is answered as plain JSON; as
+soon as anything comes before the response (progress, a log line, an ``elicitation/create``)
+the answer becomes an SSE stream, with event ids so a dropped connection can be resumed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import secrets
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import anyio
+from anyio.abc import TaskGroup, TaskStatus
+
+from elicitkit.protocol.errors import INVALID_REQUEST, MCPError
+from elicitkit.protocol.framing import sse_event
+from elicitkit.protocol.jsonrpc import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    JSON,
+    ErrorResponse,
+    InvalidMessage,
+    Request,
+    RequestId,
+    decode,
+    encode,
+    parse,
+)
+from elicitkit.protocol.versions import SUPPORTED_VERSIONS
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+    from elicitkit.server.lowlevel import LowLevelServer
+    from elicitkit.server.session import ServerSession
+
+logger = logging.getLogger("elicitkit.http")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+ASGISend = Callable[[Message], Awaitable[None]]
+
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
+SSE_HEADERS = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache, no-transform"),
+    (b"x-accel-buffering", b"no"),
+]
+JSON_CT = (b"content-type", b"application/json")
+
+
+def _hostname(value: str) -> str:
+    """Host without the port: ``[::1]:8000`` -> ``[::1]``, ``localhost:80`` -> ``localhost``."""
+    if value.startswith("["):
+        end = value.find("]")
+        return value[: end + 1] if end > 0 else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+# ----------------------------------------------------------------------------- streams
+
+
+class _Stream:
+    """The outgoing messages of one request (or of the standalone GET stream), replayable."""
+
+    __slots__ = ("changed", "delivered", "done", "events", "key", "listeners", "next_seq", "request_id")
+
+    def __init__(self, key: str, request_id: RequestId | None) -> None:
+        self.key = key
+        self.request_id = request_id
+        self.events: deque[tuple[int, bytes, bool]] = deque()  # (seq, json, is_final)
+        self.next_seq = 1
+        self.done = False
+        self.delivered = 0  # highest seq a live listener has written out
+        self.listeners = 0
+        self.changed = anyio.Event()
+
+    def push(self, payload: bytes, final: bool) -> None:
+        self.events.append((self.next_seq, payload, final))
+        self.next_seq += 1
+        if final:
+            self.done = True
+        self.changed.set()
+
+    async def wait(self) -> None:
+        await self.changed.wait()
+        self.changed = anyio.Event()
+
+    def after(self, seq: int) -> list[tuple[int, bytes, bool]]:
+        return [e for e in self.events if e[0] > seq]
+
+
+@dataclass(eq=False)
+class HTTPSession:
+    """One legacy ``Mcp-Session-Id`` session: its server session and its streams."""
+
+    session_id: str
+    session: ServerSession = field(init=False)
+    streams: dict[RequestId, _Stream] = field(default_factory=dict)
+    by_key: dict[str, _Stream] = field(default_factory=dict)
+    standalone: _Stream = field(init=False)
+    closed: anyio.Event = field(default_factory=anyio.Event)
+    _key_counter: int = 0
+
+    def __post_init__(self) -> None:
+        self.standalone = _Stream("g", None)
+        self.by_key["g"] = self.standalone
+
+    def open_stream(self, request_id: RequestId) -> _Stream:
+        self._key_counter += 1
+        stream = _Stream(f"r{self._key_counter}", request_id)
+        self.streams[request_id] = stream
+        self.by_key[stream.key] = stream
+        return stream
+
+    def drop_stream(self, stream: _Stream) -> None:
+        if stream.request_id is not None and self.streams.get(stream.request_id) is stream:
+            del self.streams[stream.request_id]
+        self.by_key.pop(stream.key, None)
+
+    async def route(self, message: JSON, related: RequestId | None) -> None:
+        """The session's send: put each message on the stream it belongs to."""
+        payload = encode(message)
+        if "method" not in message:  # a response or an error: final for its request's stream
+            stream = self.streams.get(message.get("id"))  # type: ignore[arg-type]
+            if stream is None:
+                logger.debug("response for request %r has no open stream; dropped", message.get("id"))
+                return
+            stream.push(payload, True)
+            return
+        stream = self.streams.get(related) if related is not None else None
+        target = stream if stream is not None and not stream.done else self.standalone
+        target.push(payload, False)
+        if target is self.standalone and len(target.events) > 1000:
+            target.events.popleft()
+
+
+# ----------------------------------------------------------------------------- the app
+
+
+class StreamableHTTPHandler:
+    """The raw ASGI endpoint. Mount it with :func:`create_app` or any ASGI router."""
+
+    def __init__(
+        self,
+        server: LowLevelServer,
+        *,
+        json_response: bool = True,
+        dns_rebinding_protection: bool | None = None,
+        allowed_hosts: set[str] | None = None,
+        allowed_origins: set[str] | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        retention_seconds: float = 300.0,
+    ) -> None:
+        self.server = server
+        self.json_response = json_response
+        self.dns_rebinding_protection = dns_rebinding_protection
+        self.allowed_hosts = {h.lower() for h in (allowed_hosts or set())}
+        self.allowed_origins = {o.lower().rstrip("/") for o in (allowed_origins or set())}
+        self.max_message_bytes = max_message_bytes
+        self.retention_seconds = retention_seconds
+        self.sessions: dict[str, HTTPSession] = {}
+        self._tg: TaskGroup | None = None
+        self._runner: contextlib.AbstractAsyncContextManager[None] | None = None
+        self._start_lock = anyio.Lock()
+
+    # -- lifecycle: sessions live in a task group that outlives single requests --------
+
+    @contextlib.asynccontextmanager
+    async def run(self) -> AsyncIterator[None]:
+        """Hold the task group the sessions run in (the app's lifespan enters this)."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            try:
+                yield
+            finally:
+                for hs in list(self.sessions.values()):
+                    hs.closed.set()
+                self.sessions.clear()
+                tg.cancel_scope.cancel()
+                self._tg = None
+
+    async def _ensure_running(self) -> TaskGroup:
+        """Mounted somewhere that runs no lifespan: start the task group on first use."""
+        if self._tg is not None:
+            return self._tg
+        async with self._start_lock:
+            if self._tg is None:
+                started = anyio.Event()
+
+                async def hold() -> None:
+                    async with self.run():
+                        started.set()
+                        await anyio.sleep_forever()
+
+                import asyncio
+
+                asyncio.get_running_loop().create_task(hold())
+                await started.wait()
+        assert self._tg is not None
+        return self._tg
+
+    async def _new_session(self) -> HTTPSession:
+        tg = await self._ensure_running()
+        hs = HTTPSession(secrets.token_urlsafe(24))
+        hs.session = self.server.create_session(hs.route, max_message_bytes=self.max_message_bytes)
+        await tg.start(self._session_main, hs)
+        self.sessions[hs.session_id] = hs
+        return hs
+
+    async def _session_main(self, hs: HTTPSession, *, task_status: TaskStatus[None]) -> None:
+        async with hs.session.peer:
+            task_status.started()
+            await hs.closed.wait()
+            hs.session.peer.close("session terminated")
+        self.sessions.pop(hs.session_id, None)
+
+    def _retire(self, hs: HTTPSession, stream: _Stream) -> None:
+        """A finished stream nobody read to the end: keep it a while for resumption, then drop it."""
+        if self._tg is None:
+            hs.drop_stream(stream)
+            return
+
+        async def later() -> None:
+            await anyio.sleep(self.retention_seconds)
+            hs.drop_stream(stream)
+
+        self._tg.start_soon(later)
+
+    # -- ASGI -----------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: ASGISend) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        refusal = self._check_origin(scope, headers)
+        if refusal is not None:
+            await _plain(send, refusal[0], refusal[1])
+            return
+        method = scope["method"]
+        if method == "POST":
+            await self._post(scope, receive, send, headers)
+        elif method == "GET":
+            await self._get(receive, send, headers)
+        elif method == "DELETE":
+            await self._delete(send, headers)
+        else:
+            await _plain(send, 405, "method not allowed", [(b"allow", b"GET, POST, DELETE")])
+
+    async def _lifespan(self, receive: Receive, send: ASGISend) -> None:
+        message = await receive()
+        if message["type"] != "lifespan.startup":
+            return
+        async with self.run():
+            await send({"type": "lifespan.startup.complete"})
+            await receive()  # lifespan.shutdown
+        await send({"type": "lifespan.shutdown.complete"})
+
+    def _protection_on(self, scope: Scope) -> bool:
+        if self.dns_rebinding_protection is not None:
+            return self.dns_rebinding_protection
+        bound = scope.get("server")
+        return bool(bound) and str(bound[0]) in LOOPBACK_HOSTS
+
+    def _check_origin(self, scope: Scope, headers: dict[str, str]) -> tuple[int, str] | None:
+        """DNS-rebinding defence: Host and Origin must name this machine (or an allowed name)."""
+        if not self._protection_on(scope):
+            return None
+        host = headers.get("host", "").lower()
+        if _hostname(host) not in LOOPBACK_HOSTS and host not in self.allowed_hosts:
+            return 421, f"host {host!r} is not allowed"
+        origin = headers.get("origin")
+        if origin is not None:
+            origin_l = origin.lower().rstrip("/")
+            origin_host = _hostname(urlsplit(origin_l).netloc)
+            if origin_host not in LOOPBACK_HOSTS and origin_l not in self.allowed_origins:
+                return 403, f"origin {origin!r} is not allowed"
+        return None
+
+    # -- POST -----------------------------------------------------------------------
+
+    async def _post(self, scope: Scope, receive: Receive, send: ASGISend, headers: dict[str, str]) -> None:
+        accept = headers.get("accept", "")
+        if not (("application/json" in accept and "text/event-stream" in accept) or "*/*" in accept):
+            await _error(send, 406, INVALID_REQUEST, "Accept must list application/json and text/event-stream")
+            return
+        if not headers.get("content-type", "").lower().startswith("application/json"):
+            await _error(send, 415, INVALID_REQUEST, "Content-Type must be application/json")
+            return
+        body = await _read_body(receive, self.max_message_bytes)
+        if body is None:
+            await _error(send, 413, INVALID_REQUEST, f"message exceeds the {self.max_message_bytes}-byte limit")
+            return
+        try:
+            obj = decode(body, self.max_message_bytes)
+            message = parse(obj)
+        except InvalidMessage as exc:
+            await _json(send, 400, exc.to_wire())
+            return
+        version = headers.get("mcp-protocol-version")
+        if version is not None and version not in SUPPORTED_VERSIONS:
+            await _error(send, 400, INVALID_REQUEST, f"unsupported MCP-Protocol-Version {version!r}", _id(message))
+            return
+
+        session_id = headers.get("mcp-session-id")
+        is_request = type(message) is Request
+        if is_request and message.method == "initialize":  # type: ignore[union-attr]
+            hs = await self._new_session()
+        elif session_id is None:
+            await _error(send, 400, INVALID_REQUEST, "missing Mcp-Session-Id header; send initialize first", _id(message))
+            return
+        else:
+            found = self.sessions.get(session_id)
+            if found is None:
+                await _error(send, 404, INVALID_REQUEST, "unknown or terminated session", _id(message))
+                return
+            hs = found
+
+        if not is_request:  # notification or response: accepted, nothing to say back
+            await hs.session.peer.feed(obj)
+            await send({"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"0")]})
+            await send({"type": "http.response.body", "body": b""})
+            return
+
+        request_id = message.id  # type: ignore[union-attr]
+        if request_id in hs.streams:
+            err = ErrorResponse(request_id, MCPError(INVALID_REQUEST, f"request id {request_id!r} is already in use"))
+            await _json(send, 400, err.to_wire())
+            return
+        stream = hs.open_stream(request_id)
+        await hs.session.peer.feed(obj)
+        await self._answer(hs, stream, receive, send)
+
+    async def _answer(self, hs: HTTPSession, stream: _Stream, receive: Receive, send: ASGISend) -> None:
+        """Wait for the first outgoing message: the response alone -> JSON, anything else -> SSE."""
+        session_header = (b"mcp-session-id", hs.session_id.encode())
+        if not stream.events:
+            disconnected = await _wait_or_disconnect(stream.wait, receive)
+            if disconnected:
+                if stream.done:
+                    hs.drop_stream(stream)
+                else:
+                    self._retire_when_done(hs, stream)
+                return
+        first = stream.events[0]
+        if self.json_response and first[2]:
+            hs.drop_stream(stream)
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [JSON_CT, session_header, (b"content-length", str(len(first[1])).encode())],
+                }
+            )
+            await send({"type": "http.response.body", "body": first[1]})
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, session_header]})
+        priming = self._wants_priming(hs)
+        if priming:
+            await send({"type": "http.response.body", "body": sse_event(b"", event_id=f"{stream.key}/0"), "more_body": True})
+        await self._pump(hs, stream, 0, receive, send, with_ids=priming)
+
+    def _wants_priming(self, hs: HTTPSession) -> bool:
+        version = hs.session.protocol_version or ""
+        return version >= "2025-11-25"
+
+    def _retire_when_done(self, hs: HTTPSession, stream: _Stream) -> None:
+        if self._tg is None:
+            return
+
+        async def watch() -> None:
+            while not stream.done:
+                await stream.wait()
+            if stream.listeners == 0:
+                self._retire(hs, stream)
+
+        self._tg.start_soon(watch)
+
+    async def _pump(
+        self, hs: HTTPSession, stream: _Stream, cursor: int, receive: Receive, send: ASGISend, *, with_ids: bool
+    ) -> None:
+        """Write the stream's events after ``cursor`` as SSE until its final event (or a disconnect)."""
+        stream.listeners += 1
+        finished = False
+
+        async def write() -> None:
+            nonlocal cursor, finished
+            while True:
+                for seq, payload, final in stream.after(cursor):
+                    event_id = f"{stream.key}/{seq}" if with_ids else None
+                    await send({"type": "http.response.body", "body": sse_event(payload, event_id=event_id), "more_body": True})
+                    cursor = seq
+                    stream.delivered = seq
+                    if final:
+                        finished = True
+                        return
+                await stream.wait()
+
+        try:
+            await _wait_or_disconnect(write, receive)
+        finally:
+            stream.listeners -= 1
+        if finished:
+            if stream is not hs.standalone:
+                hs.drop_stream(stream)
+            with contextlib.suppress(Exception):
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+        elif stream is not hs.standalone:
+            self._retire_when_done(hs, stream)
+
+    # -- GET ------------------------------------------------------------------------
+
+    async def _get(self, receive: Receive, send: ASGISend, headers: dict[str, str]) -> None:
+        if "text/event-stream" not in headers.get("accept", "") and "*/*" not in headers.get("accept", ""):
+            await _error(send, 406, INVALID_REQUEST, "Accept must list text/event-stream")
+            return
+        hs = self.sessions.get(headers.get("mcp-session-id", ""))
+        if hs is None:
+            status = 400 if "mcp-session-id" not in headers else 404
+            await _error(send, status, INVALID_REQUEST, "missing or unknown Mcp-Session-Id")
+            return
+        last = headers.get("last-event-id")
+        cursor = 0
+        stream = hs.standalone
+        if last is not None:
+            key, _, seq = last.partition("/")
+            found = hs.by_key.get(key)
+            if found is None or not seq.isdigit():
+                await _error(send, 404, INVALID_REQUEST, f"cannot resume from event {last!r}")
+                return
+            stream, cursor = found, int(seq)
+        elif stream.listeners:
+            await _error(send, 409, INVALID_REQUEST, "a standalone stream is already open for this session")
+            return
+        else:
+            cursor = stream.next_seq - 1  # a fresh standalone stream starts now
+        session_header = (b"mcp-session-id", hs.session_id.encode())
+        await send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, session_header]})
+        await send({"type": "http.response.body", "body": b": stream open\n\n", "more_body": True})
+        await self._pump(hs, stream, cursor, receive, send, with_ids=True)
+
+    # -- DELETE ---------------------------------------------------------------------
+
+    async def _delete(self, send: ASGISend, headers: dict[str, str]) -> None:
+        session_id = headers.get("mcp-session-id")
+        hs = self.sessions.pop(session_id, None) if session_id else None
+        if hs is None:
+            await _error(send, 404 if session_id else 400, INVALID_REQUEST, "missing or unknown Mcp-Session-Id")
+            return
+        hs.closed.set()
+        await _plain(send, 200, "")
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _id(message: Any) -> RequestId | None:
+    return message.id if type(message) is Request else None
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return b""
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def _wait_or_disconnect(fn: Callable[[], Awaitable[None]], receive: Receive) -> bool:
+    """Run ``fn`` until it returns or the client goes away; True if the client went away."""
+    gone = False
+    async with anyio.create_task_group() as tg:
+
+        async def watch() -> None:
+            nonlocal gone
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    gone = True
+                    tg.cancel_scope.cancel()
+                    return
+
+        tg.start_soon(watch)
+        await fn()
+        tg.cancel_scope.cancel()
+    return gone
+
+
+async def _json(send: ASGISend, status: int, body: JSON, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    data = encode(body)
+    headers = [JSON_CT, (b"content-length", str(len(data)).encode()), *(extra or [])]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": data})
+
+
+async def _error(send: ASGISend, status: int, code: int, message: str, request_id: RequestId | None = None) -> None:
+    await _json(send, status, ErrorResponse(request_id, MCPError(code, message)).to_wire())
+
+
+async def _plain(send: ASGISend, status: int, text: str, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    data = text.encode()
+    headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(data)).encode()), *(extra or [])]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": data})
+
+
+def create_app(server: LowLevelServer, *, path: str = "/mcp", **options: Any) -> Starlette:
+    """A Starlette app serving ``server`` at ``path``; mount it anywhere, or run it with uvicorn."""
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+
+    handler = StreamableHTTPHandler(server, **options)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        async with handler.run():
+            yield
+
+    app = Starlette(routes=[Route(path, endpoint=handler, methods=["GET", "POST", "DELETE"])], lifespan=lifespan)
+    app.state.mcp_handler = handler
+    return app
+
+
+class HTTPServerHandle:
+    """A running uvicorn server: its URL, and how to stop it."""
+
+    def __init__(self, server: Any, url: str) -> None:
+        self._server = server
+        self.url = url
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+
+
+@contextlib.asynccontextmanager
+async def serve_http_background(
+    server: LowLevelServer, *, host: str = "127.0.0.1", port: int = 0, path: str = "/mcp", **options: Any
+) -> AsyncIterator[HTTPServerHandle]:
+    """Run uvicorn in this event loop for the duration of the block (port 0: pick a free one)."""
+    import uvicorn
+
+    app = create_app(server, path=path, **options)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", access_log=False)
+    userver = uvicorn.Server(config)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(userver.serve)
+        while not userver.started:
+            await anyio.sleep(0.01)
+        sock_port = userver.servers[0].sockets[0].getsockname()[1]
+        shown = f"[{host}]" if ":" in host else host
+        handle = HTTPServerHandle(userver, f"http://{shown}:{sock_port}{path}")
+        try:
+            yield handle
+        finally:
+            userver.should_exit = True
+
+
+async def serve_http(server: LowLevelServer, *, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp", **options: Any) -> None:
+    """Serve until interrupted."""
+    import uvicorn
+
+    app = create_app(server, path=path, **options)
+    config = uvicorn.Config(app, host=host, port=port, log_level="info", lifespan="on")
+    await uvicorn.Server(config).serve()
+
