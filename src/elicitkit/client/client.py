@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
 from typing import Any, TypeVar
 
+import orjson
 from pydantic import BaseModel
 
 from elicitkit.peer import IncomingRequest, Peer, ProgressCallback
@@ -95,6 +96,7 @@ class Client:
         timeout: float | None = 300.0,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         transport_options: dict[str, Any] | None = None,
+        trace: Callable[[str, JSON], None] | None = None,
     ) -> None:
         self.transport = transport_for(target, **(transport_options or {}))
         self.client_info = client_info or dict(DEFAULT_CLIENT_INFO)
@@ -107,6 +109,7 @@ class Client:
         self.notification_callback = notification_callback
         self.timeout = timeout
         self._send: Any = None
+        self.trace = trace
         self._stack: AsyncExitStack | None = None
         self.peer = Peer(
             Role.CLIENT,
@@ -123,7 +126,8 @@ class Client:
         stack = AsyncExitStack()
         try:
             await stack.enter_async_context(self.peer)
-            self._send = await stack.enter_async_context(self.transport.open(self.peer.feed, self.peer.close))
+            feed = self.peer.feed if self.trace is None else self._traced_feed
+            self._send = await stack.enter_async_context(self.transport.open(feed, self.peer.close))
             await self._initialize()
         except BaseException:
             await stack.aclose()
@@ -139,7 +143,17 @@ class Client:
     async def _transport_send(self, message: JSON, related: RequestId | None) -> None:
         if self._send is None:
             raise ConnectionClosed("transport not open")
+        if self.trace is not None:
+            self.trace("send", message)
         await self._send(message, related)
+
+    async def _traced_feed(self, data: Any) -> None:
+        assert self.trace is not None
+        try:
+            self.trace("recv", orjson.loads(data) if isinstance(data, (bytes, str)) else data)
+        except orjson.JSONDecodeError:
+            self.trace("recv", {"unparseable": repr(data[:200])})
+        await self.peer.feed(data)
 
     def capabilities(self) -> JSON:
         """What this client declares, derived from the callbacks it was given."""
@@ -162,6 +176,17 @@ class Client:
         assert self.handshake.negotiated_version is not None
         self.transport.set_protocol_version(self.handshake.negotiated_version)
         await self.peer.notify(INITIALIZED)
+        if self._server_may_speak_unasked():
+            self.transport.start_listening()
+
+    def _server_may_speak_unasked(self) -> bool:
+        """Whether the server advertised anything it announces outside a request."""
+        caps = self.handshake.server_capabilities
+        for name in ("tools", "prompts", "resources"):
+            cap = caps.get(name)
+            if isinstance(cap, dict) and (cap.get("listChanged") or cap.get("subscribe")):
+                return True
+        return False
 
     # ------------------------------------------------------------------ what the server said
 

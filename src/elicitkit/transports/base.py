@@ -25,6 +25,10 @@ class ClientTransport(Protocol):
         """Told once the handshake settled the version (HTTP puts it in a header)."""
         ...
 
+    def start_listening(self) -> None:
+        """Open a channel for messages the server sends outside any request (HTTP: the GET stream)."""
+        ...
+
     def describe(self) -> str:
         """Where the server is, for people: a command line or a URL."""
         ...

@@ -56,13 +56,18 @@ class StreamableHTTPTransport:
         self._http: aiohttp.ClientSession | None = None
         self._tg: TaskGroup | None = None
         self._feed: Feed | None = None
+        self._listening = False
 
     def describe(self) -> str:
         return self.url
 
     def set_protocol_version(self, version: str) -> None:
         self.protocol_version = version
-        if self.standalone_stream and self.session_id is not None and self._tg is not None:
+
+    def start_listening(self) -> None:
+        """Open the standalone GET stream (the client calls this when the server may speak unasked)."""
+        if self.standalone_stream and self.session_id is not None and self._tg is not None and not self._listening:
+            self._listening = True
             self._tg.start_soon(self._standalone)
 
     def _headers(self) -> dict[str, str]:

@@ -29,6 +29,9 @@ class MemoryTransport:
     def set_protocol_version(self, version: str) -> None:
         return None
 
+    def start_listening(self) -> None:
+        return None  # one duplex channel carries everything already
+
     @asynccontextmanager
     async def open(self, feed: Feed, on_close: OnClose) -> AsyncIterator[Send]:
         async def to_client(message: JSON, related: RequestId | None) -> None:

@@ -132,6 +132,9 @@ class StdioTransport:
     def set_protocol_version(self, version: str) -> None:
         return None
 
+    def start_listening(self) -> None:
+        return None  # one duplex channel carries everything already
+
     @asynccontextmanager
     async def open(self, feed: Feed, on_close: OnClose) -> AsyncIterator[Send]:
         env = None if self.env is None else {**os.environ, **self.env}

@@ -1,0 +1,1 @@
+"""Programs that exist to be driven by test harnesses: the conformance client (and server)."""
