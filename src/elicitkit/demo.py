@@ -42,10 +42,14 @@ async def call_tool(ctx: RequestContext) -> dict[str, Any]:
         raise MCPError(INVALID_PARAMS, f"unknown tool {ctx.params.get('name')!r}")
     args = ctx.params.get("arguments") or {}
     a, b = args.get("a"), args.get("b")
-    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b)):
+    if not isinstance(a, (int, float)) or not isinstance(b, (int, float)) or not (_is_number(a) and _is_number(b)):
         return {"content": [{"type": "text", "text": "a and b must be numbers"}], "isError": True}
     await ctx.report_progress(1, 1, "added")
     return {"content": [{"type": "text", "text": f"{a} + {b} = {a + b}"}], "structuredContent": {"sum": a + b}}
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _show(direction: str, message: dict[str, Any]) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import logging
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol
 
 import anyio
@@ -161,26 +161,26 @@ class Peer:
         """Everything a transport receives goes through here: bytes, or an already decoded value."""
         events = self.conn.receive_data(data) if isinstance(data, (bytes, str)) else self.conn.receive(data)
         for event in events:
-            kind = type(event)
-            if kind is ResponseReceived:
-                self._settle(event.request_id, event.result, None)  # type: ignore[union-attr]
-            elif kind is RequestReceived:
-                self._start_handler(event.request)  # type: ignore[union-attr]
-            elif kind is NotificationReceived:
-                await self._notification(event.notification)  # type: ignore[union-attr]
-            elif kind is ErrorReceived:
-                self._settle(event.request_id, None, event.error)  # type: ignore[union-attr]
-            elif kind is CancelReceived:
-                scope = self._scopes.get(event.request_id)  # type: ignore[union-attr]
-                if scope is not None:
-                    scope.cancel()
-            elif kind is ProgressReceived:
-                await self._progress(event)  # type: ignore[arg-type]
-            elif kind is SendReply:
-                logger.warning("rejected invalid message: %s", event.message["error"]["message"])  # type: ignore[union-attr]
-                await self._send(event.message, None)  # type: ignore[union-attr]
-            elif kind is Dropped:
-                logger.info("dropped: %s", event.reason)  # type: ignore[union-attr]
+            match event:
+                case ResponseReceived(request_id=request_id, result=result):
+                    self._settle(request_id, result, None)
+                case RequestReceived(request=request):
+                    self._start_handler(request)
+                case NotificationReceived(notification=notification):
+                    await self._notification(notification)
+                case ErrorReceived(request_id=request_id, error=error):
+                    self._settle(request_id, None, error)
+                case CancelReceived(request_id=request_id):
+                    scope = self._scopes.get(request_id)
+                    if scope is not None:
+                        scope.cancel()
+                case ProgressReceived():
+                    await self._progress(event)
+                case SendReply(message=message):
+                    logger.warning("rejected invalid message: %s", message["error"]["message"])
+                    await self._send(message, None)
+                case Dropped(reason=reason):
+                    logger.info("dropped: %s", reason)
 
     def _settle(self, request_id: RequestId, result: JSON | None, error: MCPError | None) -> None:
         waiter = self._waiters.pop(request_id, None)
@@ -281,12 +281,14 @@ class Peer:
             except Exception:  # the transport may already be gone
                 logger.debug("could not send cancellation for %r", request_id)
 
-    async def notify(self, method: str, params: dict[str, Any] | None = None, *, related: RequestId | None = None) -> None:
+    async def notify(
+        self, method: str, params: dict[str, Any] | None = None, *, related: RequestId | None = None
+    ) -> None:
         if self._closed:
             raise ConnectionClosed()
         await self._send(Notification(method, params).to_wire(), related)
 
-    def spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
+    def spawn(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
         """Run a background task for as long as this peer lives."""
         if self._tg is None:
             raise RuntimeError("peer is not running")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Any, TypeAlias
 
 from elicitkit.protocol.errors import INVALID_REQUEST, LocalProtocolError, MCPError
@@ -35,7 +35,7 @@ PROGRESS = "notifications/progress"
 _UNCANCELLABLE = frozenset({"initialize"})
 
 
-class Role(str, Enum):
+class Role(StrEnum):
     CLIENT = "client"
     SERVER = "server"
 
@@ -116,9 +116,7 @@ class Connection:
 
     __slots__ = ("_abandoned", "_in_flight", "_next_id", "_outgoing", "_progress", "max_message_bytes", "role")
 
-    def __init__(
-        self, role: Role, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, first_id: int = 0
-    ) -> None:
+    def __init__(self, role: Role, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, first_id: int = 0) -> None:
         self.role = role
         self.max_message_bytes = max_message_bytes
         self._next_id = first_id

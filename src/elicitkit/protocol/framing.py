@@ -19,7 +19,7 @@ class Oversized:
 class LineFramer:
     """Splits a byte stream into ``\\n``-terminated frames (a trailing ``\\r`` is dropped)."""
 
-    __slots__ = ("_buf", "_discarding", "_discarded", "max_bytes")
+    __slots__ = ("_buf", "_discarded", "_discarding", "max_bytes")
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
@@ -143,10 +143,9 @@ class SSEParser:
             if "\0" not in value:
                 self.last_event_id = value
                 self._id_seen = True
-        elif name == "retry":
-            if value.isdigit():
-                self.retry = int(value)
-                self._pending_retry = self.retry
+        elif name == "retry" and value.isdigit():
+            self.retry = int(value)
+            self._pending_retry = self.retry
         return None
 
     def _dispatch(self) -> SSEEvent | None:
@@ -166,7 +165,9 @@ class SSEParser:
         return event
 
 
-def sse_event(data: str | bytes, *, event_id: str | None = None, retry: int | None = None, event: str | None = None) -> bytes:
+def sse_event(
+    data: str | bytes, *, event_id: str | None = None, retry: int | None = None, event: str | None = None
+) -> bytes:
     """Encode one SSE event (``data`` must not contain raw newlines; compact JSON never does)."""
     parts: list[bytes] = []
     if event is not None:

@@ -8,7 +8,7 @@ sends anything: the runtime does, with what these return.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from elicitkit.protocol.errors import INVALID_PARAMS, INVALID_REQUEST, MCPError
@@ -19,7 +19,7 @@ INITIALIZED = "notifications/initialized"
 PING = "ping"
 
 
-class Phase(str, Enum):
+class Phase(StrEnum):
     NEW = "new"
     INITIALIZING = "initializing"  # initialize answered, notifications/initialized not yet seen
     READY = "ready"

@@ -86,7 +86,9 @@ def _valid_id(value: object) -> bool:
 def decode(data: bytes | bytearray | memoryview | str, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> Any:
     """Bytes to a JSON value; raises :class:`InvalidMessage` (-32700 / -32600) on bad input."""
     if len(data) > max_bytes:
-        raise InvalidMessage(MCPError(INVALID_REQUEST, f"message of {len(data)} bytes exceeds the {max_bytes}-byte limit"))
+        raise InvalidMessage(
+            MCPError(INVALID_REQUEST, f"message of {len(data)} bytes exceeds the {max_bytes}-byte limit")
+        )
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:

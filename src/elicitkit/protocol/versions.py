@@ -6,7 +6,7 @@ stateless and carry the version in every request's ``_meta``.
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 LATEST_LEGACY = "2025-11-25"
 MODERN_2026 = "2026-07-28"
@@ -24,7 +24,7 @@ META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 
 
-class Era(str, Enum):
+class Era(StrEnum):
     """How a connection carries its state: a handshake session, or per-request envelopes."""
 
     LEGACY = "legacy"

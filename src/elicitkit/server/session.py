@@ -50,7 +50,9 @@ class RequestContext:
         """A ``notifications/message`` on this request's stream, if the client's level lets it through."""
         await self.session.log(level, data, logger_name, related=self.request.id)
 
-    async def send_request(self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None) -> JSON:
+    async def send_request(
+        self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
+    ) -> JSON:
         return await self.session.send_request(method, params, timeout=timeout, related=self.request.id)
 
 
@@ -136,7 +138,9 @@ class ServerSession:
     ) -> None:
         await self.peer.notify(method, params, related=related)
 
-    async def log(self, level: str, data: Any, logger_name: str | None = None, *, related: RequestId | None = None) -> None:
+    async def log(
+        self, level: str, data: Any, logger_name: str | None = None, *, related: RequestId | None = None
+    ) -> None:
         if self.log_level is None or LOG_LEVELS.index(level) < LOG_LEVELS.index(self.log_level):
             return
         params: dict[str, Any] = {"level": level, "data": data}

@@ -122,7 +122,9 @@ class StreamableHTTPTransport:
             body = await resp.read()
             resp.release()
             if resp.status >= 400:
-                logger.warning("server refused a %s: HTTP %d %s", message.get("method", "response"), resp.status, body[:200])
+                logger.warning(
+                    "server refused a %s: HTTP %d %s", message.get("method", "response"), resp.status, body[:200]
+                )
             return
         if ctype.startswith("text/event-stream") and resp.status < 400:
             self._tg.start_soon(self._read_sse, resp, request_id)
@@ -175,7 +177,12 @@ class StreamableHTTPTransport:
                     except orjson.JSONDecodeError:
                         logger.warning("ignored an SSE event that is not JSON")
                         continue
-                    if request_id is not None and isinstance(obj, dict) and obj.get("id") == request_id and "method" not in obj:
+                    if (
+                        request_id is not None
+                        and isinstance(obj, dict)
+                        and obj.get("id") == request_id
+                        and "method" not in obj
+                    ):
                         answered = True
                     await self._deliver(obj)
                 if answered:

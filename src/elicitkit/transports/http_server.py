@@ -276,7 +276,9 @@ class StreamableHTTPHandler:
         if self.dns_rebinding_protection is not None:
             return self.dns_rebinding_protection
         bound = scope.get("server")
-        return bool(bound) and str(bound[0]) in LOOPBACK_HOSTS
+        if not bound:
+            return False
+        return str(bound[0]) in LOOPBACK_HOSTS
 
     def _check_origin(self, scope: Scope, headers: dict[str, str]) -> tuple[int, str] | None:
         """DNS-rebinding defence: Host and Origin must name this machine (or an allowed name)."""
@@ -319,11 +321,13 @@ class StreamableHTTPHandler:
             return
 
         session_id = headers.get("mcp-session-id")
-        is_request = type(message) is Request
-        if is_request and message.method == "initialize":  # type: ignore[union-attr]
+        request = message if isinstance(message, Request) else None
+        if request is not None and request.method == "initialize":
             hs = await self._new_session()
         elif session_id is None:
-            await _error(send, 400, INVALID_REQUEST, "missing Mcp-Session-Id header; send initialize first", _id(message))
+            await _error(
+                send, 400, INVALID_REQUEST, "missing Mcp-Session-Id header; send initialize first", _id(message)
+            )
             return
         else:
             found = self.sessions.get(session_id)
@@ -332,13 +336,13 @@ class StreamableHTTPHandler:
                 return
             hs = found
 
-        if not is_request:  # notification or response: accepted, nothing to say back
+        if request is None:  # notification or response: accepted, nothing to say back
             await hs.session.peer.feed(obj)
             await send({"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"0")]})
             await send({"type": "http.response.body", "body": b""})
             return
 
-        request_id = message.id  # type: ignore[union-attr]
+        request_id = request.id
         if request_id in hs.streams:
             err = ErrorResponse(request_id, MCPError(INVALID_REQUEST, f"request id {request_id!r} is already in use"))
             await _json(send, 400, err.to_wire())
@@ -373,7 +377,9 @@ class StreamableHTTPHandler:
         await send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, session_header]})
         priming = self._wants_priming(hs)
         if priming:
-            await send({"type": "http.response.body", "body": sse_event(b"", event_id=f"{stream.key}/0"), "more_body": True})
+            await send(
+                {"type": "http.response.body", "body": sse_event(b"", event_id=f"{stream.key}/0"), "more_body": True}
+            )
         await self._pump(hs, stream, 0, receive, send, with_ids=priming)
 
     def _wants_priming(self, hs: HTTPSession) -> bool:
@@ -404,7 +410,9 @@ class StreamableHTTPHandler:
             while True:
                 for seq, payload, final in stream.after(cursor):
                     event_id = f"{stream.key}/{seq}" if with_ids else None
-                    await send({"type": "http.response.body", "body": sse_event(payload, event_id=event_id), "more_body": True})
+                    await send(
+                        {"type": "http.response.body", "body": sse_event(payload, event_id=event_id), "more_body": True}
+                    )
                     cursor = seq
                     stream.delivered = seq
                     if final:
@@ -523,7 +531,11 @@ async def _error(send: ASGISend, status: int, code: int, message: str, request_i
 
 async def _plain(send: ASGISend, status: int, text: str, extra: list[tuple[bytes, bytes]] | None = None) -> None:
     data = text.encode()
-    headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(data)).encode()), *(extra or [])]
+    headers = [
+        (b"content-type", b"text/plain; charset=utf-8"),
+        (b"content-length", str(len(data)).encode()),
+        *(extra or []),
+    ]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": data})
 
@@ -568,7 +580,7 @@ async def serve_http_background(
     userver = uvicorn.Server(config)
     async with anyio.create_task_group() as tg:
         tg.start_soon(userver.serve)
-        while not userver.started:
+        while not userver.started:  # noqa: ASYNC110 - uvicorn offers no started event
             await anyio.sleep(0.01)
         sock_port = userver.servers[0].sockets[0].getsockname()[1]
         shown = f"[{host}]" if ":" in host else host
@@ -579,11 +591,12 @@ async def serve_http_background(
             userver.should_exit = True
 
 
-async def serve_http(server: LowLevelServer, *, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp", **options: Any) -> None:
+async def serve_http(
+    server: LowLevelServer, *, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp", **options: Any
+) -> None:
     """Serve until interrupted."""
     import uvicorn
 
     app = create_app(server, path=path, **options)
     config = uvicorn.Config(app, host=host, port=port, log_level="info", lifespan="on")
     await uvicorn.Server(config).serve()
-

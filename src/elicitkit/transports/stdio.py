@@ -72,7 +72,7 @@ async def serve_stdio(
                 try:
                     written = os.write(out_fd, view)
                 except BlockingIOError:
-                    await anyio.wait_writable(out_fd)  # type: ignore[arg-type]
+                    await anyio.wait_writable(out_fd)
                     continue
                 view = view[written:]
 
@@ -88,7 +88,8 @@ async def serve_stdio(
                 if reader is not None:
                     chunk = await reader.read(_READ_CHUNK)
                 else:
-                    chunk = await anyio.to_thread.run_sync(in_stream.read1, _READ_CHUNK)  # type: ignore[attr-defined]
+                    read1 = getattr(in_stream, "read1", in_stream.read)
+                    chunk = await anyio.to_thread.run_sync(read1, _READ_CHUNK)
                 frames = framer.feed(chunk) if chunk else framer.eof()
                 for frame in frames:
                     if isinstance(frame, Oversized):
