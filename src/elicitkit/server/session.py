@@ -65,6 +65,7 @@ class ServerSession:
         self.server = server
         self.handshake = ServerHandshake()
         self.log_level: str | None = None
+        self.subscriptions: set[str] = set()
         self.peer = Peer(
             Role.SERVER,
             send,

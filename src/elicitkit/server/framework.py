@@ -1,0 +1,463 @@
+"""The decorator framework: :class:`Server` with ``@tool``, ``@resource``, ``@prompt``.
+
+It registers MCP method handlers on the low-level server and turns plain Python functions
+into tools, resources and prompts. One instance can serve any number of connections, over
+any transport, at once.
+"""
+
+from __future__ import annotations
+
+import base64
+import inspect
+import logging
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, TypeVar
+
+import anyio
+from pydantic import ValidationError
+
+from elicitkit.protocol.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, MCPError
+from elicitkit.protocol.handshake import Phase
+from elicitkit.protocol.jsonrpc import JSON
+from elicitkit.server.context import Context
+from elicitkit.server.lowlevel import LowLevelServer
+from elicitkit.server.prompts import Prompt, make_prompt, render_messages
+from elicitkit.server.resources import Resource, ResourceTemplate, make_resource, render_contents
+from elicitkit.server.session import RequestContext, ServerSession
+from elicitkit.server.tools import (
+    FunctionPlan,
+    Tool,
+    ToolError,
+    describe_validation_error,
+    error_result,
+    make_tool,
+)
+
+logger = logging.getLogger("elicitkit.server")
+
+F = TypeVar("F", bound=Callable[..., Any])
+CompletionFn = Callable[..., Any]
+
+
+def _encode_cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"o:{offset}".encode()).decode()
+
+
+def _decode_cursor(cursor: Any) -> int:
+    if cursor is None:
+        return 0
+    try:
+        kind, _, value = base64.urlsafe_b64decode(str(cursor).encode()).decode().partition(":")
+        if kind == "o" and value.isdigit():
+            return int(value)
+    except (ValueError, UnicodeDecodeError):
+        pass
+    raise MCPError(INVALID_PARAMS, f"invalid cursor {cursor!r}")
+
+
+class Server(LowLevelServer):
+    """An MCP server built from decorated functions.
+
+    >>> server = Server("weather")
+    >>> @server.tool()
+    ... async def forecast(city: str, days: int = 3) -> str:
+    ...     return f"sunny in {city} for {days} days"
+    """
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.1.0",
+        *,
+        title: str | None = None,
+        instructions: str | None = None,
+        page_size: int = 100,
+        tool_timeout: float | None = None,
+    ) -> None:
+        super().__init__(name, version, title=title, instructions=instructions)
+        self.page_size = page_size
+        self.tool_timeout = tool_timeout
+        self.tools: dict[str, Tool] = {}
+        self.resources: dict[str, Resource] = {}
+        self.templates: dict[str, ResourceTemplate] = {}
+        self.prompts: dict[str, Prompt] = {}
+        self._completion: CompletionFn | None = None
+        self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
+        handlers = {
+            "tools/list": self._list_tools,
+            "tools/call": self._call_tool,
+            "resources/list": self._list_resources,
+            "resources/templates/list": self._list_templates,
+            "resources/read": self._read_resource,
+            "resources/subscribe": self._subscribe,
+            "resources/unsubscribe": self._unsubscribe,
+            "prompts/list": self._list_prompts,
+            "prompts/get": self._get_prompt,
+            "completion/complete": self._complete,
+        }
+        for method, handler in handlers.items():
+            self.set_request_handler(method, handler)
+
+    def capabilities(self) -> dict[str, Any]:
+        return {
+            "tools": {"listChanged": True},
+            "resources": {"subscribe": True, "listChanged": True},
+            "prompts": {"listChanged": True},
+            "logging": {},
+            "completions": {},
+            **self.extra_capabilities,
+        }
+
+    def create_session(self, send: Any, **kwargs: Any) -> ServerSession:
+        session = super().create_session(send, **kwargs)
+        self._sessions.add(session)
+        return session
+
+    def context_for(self, request: RequestContext) -> Context:
+        """The :class:`Context` handed to user functions (subclasses may return a richer one)."""
+        return Context(request, self)
+
+    # ------------------------------------------------------------------ decorators
+
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        meta: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
+        timeout: float | None = None,
+        thread: bool = False,
+    ) -> Callable[[F], F]:
+        """Register a function as a tool. Sync functions run inline unless ``thread=True``."""
+
+        def register(fn: F) -> F:
+            self.add_tool(
+                make_tool(
+                    fn,
+                    name=name,
+                    title=title,
+                    description=description,
+                    annotations=annotations,
+                    meta=meta,
+                    structured_output=structured_output,
+                    timeout=timeout,
+                    thread=thread,
+                    extra_kinds=self.parameter_kind,
+                )
+            )
+            return fn
+
+        return register
+
+    def parameter_kind(self, annotation: Any, extras: list[Any]) -> str | None:
+        """Hook for parameters filled by the framework rather than the client (None: an argument)."""
+        return None
+
+    def add_tool(self, tool: Tool) -> None:
+        if tool.name in self.tools:
+            raise ValueError(f"a tool named {tool.name!r} is already registered")
+        self.tools[tool.name] = tool
+
+    def remove_tool(self, name: str) -> None:
+        del self.tools[name]
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register a resource; a URI with ``{variables}`` makes an RFC 6570 template."""
+
+        def register(fn: F) -> F:
+            made = make_resource(
+                fn,
+                uri,
+                name=name,
+                title=title,
+                description=description,
+                mime_type=mime_type,
+                annotations=annotations,
+                meta=meta,
+            )
+            if isinstance(made, ResourceTemplate):
+                self.templates[made.uri_template] = made
+            else:
+                self.resources[made.uri] = made
+            return fn
+
+        return register
+
+    def prompt(
+        self, name: str | None = None, *, title: str | None = None, description: str | None = None
+    ) -> Callable[[F], F]:
+        """Register a prompt; its parameters are the prompt's arguments."""
+
+        def register(fn: F) -> F:
+            prompt = make_prompt(fn, name=name, title=title, description=description)
+            self.prompts[prompt.name] = prompt
+            return fn
+
+        return register
+
+    def completion(self) -> Callable[[F], F]:
+        """Register the completion function: ``fn(ref, argument_name, value, context_arguments)``."""
+
+        def register(fn: F) -> F:
+            self._completion = fn
+            return fn
+
+        return register
+
+    # ------------------------------------------------------------------ broadcasts
+
+    def live_sessions(self) -> list[ServerSession]:
+        return [s for s in self._sessions if not s.peer.closed and s.handshake.phase is not Phase.NEW]
+
+    async def _broadcast(
+        self, method: str, params: dict[str, Any] | None = None, *, only: Sequence[ServerSession] = ()
+    ) -> None:
+        for session in only or self.live_sessions():
+            try:
+                await session.send_notification(method, params)
+            except Exception:  # one gone client must not stop the others
+                logger.debug("could not notify a session of %s", method)
+
+    async def notify_tools_changed(self) -> None:
+        await self._broadcast("notifications/tools/list_changed")
+
+    async def notify_prompts_changed(self) -> None:
+        await self._broadcast("notifications/prompts/list_changed")
+
+    async def notify_resources_changed(self) -> None:
+        await self._broadcast("notifications/resources/list_changed")
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        """Tell every session subscribed to ``uri`` that it changed."""
+        subscribed = [s for s in self.live_sessions() if uri in s.subscriptions]
+        if subscribed:
+            await self._broadcast("notifications/resources/updated", {"uri": uri}, only=subscribed)
+
+    # ------------------------------------------------------------------ calling user code
+
+    def _inject(self, plan: FunctionPlan, values: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+        context: Context | None = None
+        for param in plan.parameters:
+            if param.kind == "context":
+                if context is None:
+                    context = self.context_for(ctx)
+                values[param.name] = context
+        return values
+
+    def _page(self, items: list[Any], params: dict[str, Any], key: str) -> JSON:
+        offset = _decode_cursor(params.get("cursor"))
+        if offset > len(items):
+            raise MCPError(INVALID_PARAMS, "cursor is past the end of the list")
+        page = items[offset : offset + self.page_size]
+        result: JSON = {key: [item.definition() for item in page]}
+        if offset + self.page_size < len(items):
+            result["nextCursor"] = _encode_cursor(offset + self.page_size)
+        return result
+
+    # ------------------------------------------------------------------ tools
+
+    async def _list_tools(self, ctx: RequestContext) -> JSON:
+        return self._page(list(self.tools.values()), ctx.params, "tools")
+
+    async def _call_tool(self, ctx: RequestContext) -> JSON:
+        name = ctx.params.get("name")
+        tool = self.tools.get(name) if isinstance(name, str) else None
+        if tool is None:
+            raise MCPError(INVALID_PARAMS, f"Unknown tool: {name!r}")
+        arguments = ctx.params.get("arguments")
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise MCPError(INVALID_PARAMS, "tools/call: arguments must be an object")
+        return await self.run_tool(tool, arguments, ctx)
+
+    async def run_tool(self, tool: Tool, arguments: dict[str, Any], ctx: RequestContext) -> JSON:
+        """Validate, call, render; every failure of the tool itself becomes an ``isError`` result."""
+        try:
+            values = tool.plan.validate(arguments)
+        except ValidationError as exc:
+            return error_result(f"Invalid arguments for tool {tool.name}: {describe_validation_error(exc)}")
+        values = await self.prepare_call(tool, values, ctx)
+        timeout = tool.timeout if tool.timeout is not None else self.tool_timeout
+        try:
+            if timeout is None:
+                value = await tool.plan.invoke(values, thread=tool.thread)
+            else:
+                with anyio.fail_after(timeout):
+                    value = await tool.plan.invoke(values, thread=tool.thread)
+        except TimeoutError:
+            return error_result(f"Tool {tool.name} timed out after {timeout:g}s")
+        except ToolError as exc:
+            return error_result(str(exc))
+        except MCPError:
+            raise
+        except Exception as exc:
+            logger.exception("tool %s raised", tool.name)
+            return error_result(f"Error executing tool {tool.name}: {exc}")
+        return tool.render(value)
+
+    async def prepare_call(self, tool: Tool, values: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+        """Fill the parameters the client does not send (context; resolvers in subclasses)."""
+        return self._inject(tool.plan, values, ctx)
+
+    # ------------------------------------------------------------------ resources
+
+    async def _list_resources(self, ctx: RequestContext) -> JSON:
+        return self._page(list(self.resources.values()), ctx.params, "resources")
+
+    async def _list_templates(self, ctx: RequestContext) -> JSON:
+        return self._page(list(self.templates.values()), ctx.params, "resourceTemplates")
+
+    async def _read_resource(self, ctx: RequestContext) -> JSON:
+        uri = ctx.params.get("uri")
+        if not isinstance(uri, str):
+            raise MCPError(INVALID_PARAMS, "resources/read: uri must be a string")
+        return await self.read_resource(uri, self.context_for(ctx))
+
+    def resource_not_found(self, uri: str) -> MCPError:
+        return MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
+
+    async def read_resource(self, uri: str, context: Context) -> JSON:
+        static = self.resources.get(uri)
+        if static is not None and static.plan is not None:
+            values = self._inject_context(static.plan, {}, context)
+            value = await static.plan.invoke(values)
+            return {"contents": render_contents(uri, value, static.mime_type)}
+        for template in self.templates.values():
+            variables = template.matcher.match(uri)
+            if variables is None or template.plan is None:
+                continue
+            try:
+                values = template.plan.validate(variables)
+            except ValidationError as exc:
+                raise MCPError(INVALID_PARAMS, f"{uri}: {describe_validation_error(exc)}", {"uri": uri}) from None
+            value = await template.plan.invoke(self._inject_context(template.plan, values, context))
+            return {"contents": render_contents(uri, value, template.mime_type)}
+        raise self.resource_not_found(uri)
+
+    @staticmethod
+    def _inject_context(plan: FunctionPlan, values: dict[str, Any], context: Context) -> dict[str, Any]:
+        for param in plan.parameters:
+            if param.kind == "context":
+                values[param.name] = context
+        return values
+
+    async def _subscribe(self, ctx: RequestContext) -> JSON:
+        uri = ctx.params.get("uri")
+        if not isinstance(uri, str):
+            raise MCPError(INVALID_PARAMS, "resources/subscribe: uri must be a string")
+        ctx.session.subscriptions.add(uri)
+        return {}
+
+    async def _unsubscribe(self, ctx: RequestContext) -> JSON:
+        uri = ctx.params.get("uri")
+        if not isinstance(uri, str):
+            raise MCPError(INVALID_PARAMS, "resources/unsubscribe: uri must be a string")
+        ctx.session.subscriptions.discard(uri)
+        return {}
+
+    # ------------------------------------------------------------------ prompts
+
+    async def _list_prompts(self, ctx: RequestContext) -> JSON:
+        return self._page(list(self.prompts.values()), ctx.params, "prompts")
+
+    async def _get_prompt(self, ctx: RequestContext) -> JSON:
+        name = ctx.params.get("name")
+        prompt = self.prompts.get(name) if isinstance(name, str) else None
+        if prompt is None:
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {name!r}")
+        arguments = ctx.params.get("arguments") or {}
+        if not isinstance(arguments, dict):
+            raise MCPError(INVALID_PARAMS, "prompts/get: arguments must be an object")
+        try:
+            values = prompt.plan.validate(arguments)
+        except ValidationError as exc:
+            raise MCPError(INVALID_PARAMS, f"prompt {prompt.name}: {describe_validation_error(exc)}") from None
+        value = await prompt.plan.invoke(self._inject(prompt.plan, values, ctx))
+        result: JSON = {"messages": render_messages(value)}
+        if prompt.description:
+            result["description"] = prompt.description
+        return result
+
+    # ------------------------------------------------------------------ completion
+
+    async def _complete(self, ctx: RequestContext) -> JSON:
+        ref = ctx.params.get("ref")
+        argument = ctx.params.get("argument")
+        if not isinstance(ref, dict) or not isinstance(argument, dict):
+            raise MCPError(INVALID_PARAMS, "completion/complete needs ref and argument objects")
+        values: list[str] = []
+        if self._completion is not None:
+            context_args = (ctx.params.get("context") or {}).get("arguments") or {}
+            outcome = self._completion(ref, argument.get("name"), argument.get("value", ""), context_args)
+            if inspect.isawaitable(outcome):
+                outcome = await outcome
+            values = [str(v) for v in (outcome or [])]
+        return {"completion": {"values": values[:100], "total": len(values), "hasMore": len(values) > 100}}
+
+    # ------------------------------------------------------------------ running
+
+    def asgi_app(self, path: str = "/mcp", **options: Any) -> Any:
+        """A Starlette app serving this server over Streamable HTTP at ``path``."""
+        from elicitkit.transports.http_server import create_app
+
+        return create_app(self, path=path, **options)
+
+    async def run_async(
+        self,
+        transport: Literal["stdio", "http"] = "stdio",
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        path: str = "/mcp",
+        **options: Any,
+    ) -> None:
+        if transport == "stdio":
+            from elicitkit.transports.stdio import serve_stdio
+
+            await _until_signal(serve_stdio(self, **options))
+        elif transport == "http":
+            from elicitkit.transports.http_server import serve_http
+
+            await serve_http(self, host=host, port=port, path=path, **options)  # uvicorn handles signals
+        else:
+            raise ValueError(f"unknown transport {transport!r}; use 'stdio' or 'http'")
+
+    def run(self, transport: Literal["stdio", "http"] = "stdio", **kwargs: Any) -> None:
+        """Serve until the client goes away (stdio) or until SIGINT/SIGTERM."""
+        anyio.run(lambda: self.run_async(transport, **kwargs))
+
+
+async def _until_signal(coro: Any) -> None:
+    """Run ``coro``; SIGINT or SIGTERM ends it cleanly instead of with a traceback."""
+    import signal
+
+    async with anyio.create_task_group() as tg:
+
+        async def watch() -> None:
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for _ in signals:
+                    tg.cancel_scope.cancel()
+                    return
+
+        tg.start_soon(watch)
+        await coro
+        tg.cancel_scope.cancel()
+
+
+MCPServer = Server
+"""The name seed 001 uses; the same class."""
