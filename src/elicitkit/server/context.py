@@ -80,6 +80,10 @@ class Context:
         """Progress for this request, if the client asked for it (sent a progress token)."""
         await self._request.report_progress(progress, total, message)
 
+    def close_sse_stream(self, retry_ms: int = 1000) -> bool:
+        """HTTP: end this call's SSE connection now; the client reconnects and gets the rest."""
+        return self._request.close_sse_stream(retry_ms)
+
     async def read_resource(self, uri: str) -> list[dict[str, Any]]:
         """Read one of this server's own resources: its ``contents`` list."""
         result = await self.server.read_resource(uri, self)

@@ -55,6 +55,14 @@ class RequestContext:
     ) -> JSON:
         return await self.session.send_request(method, params, timeout=timeout, related=self.request.id)
 
+    def close_sse_stream(self, retry_ms: int = 1000) -> bool:
+        """HTTP only: drop this request's SSE connection so the client polls back for the rest.
+
+        Returns False where there is no such stream (stdio, in-memory, a JSON response).
+        """
+        hooks = self.session.transport_hooks
+        return bool(hooks is not None and hooks.close_stream(self.request.id, retry_ms))
+
 
 class ServerSession:
     """Server half of one connection."""
@@ -66,6 +74,8 @@ class ServerSession:
         self.handshake = ServerHandshake()
         self.log_level: str | None = None
         self.subscriptions: set[str] = set()
+        # Set by transports that can do more than move messages (HTTP: close an SSE stream).
+        self.transport_hooks: Any = None
         self.peer = Peer(
             Role.SERVER,
             send,

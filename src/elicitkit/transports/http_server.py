@@ -76,7 +76,17 @@ def _hostname(value: str) -> str:
 class _Stream:
     """The outgoing messages of one request (or of the standalone GET stream), replayable."""
 
-    __slots__ = ("changed", "delivered", "done", "events", "key", "listeners", "next_seq", "request_id")
+    __slots__ = (
+        "changed",
+        "delivered",
+        "detach_retry_ms",
+        "done",
+        "events",
+        "key",
+        "listeners",
+        "next_seq",
+        "request_id",
+    )
 
     def __init__(self, key: str, request_id: RequestId | None) -> None:
         self.key = key
@@ -86,6 +96,7 @@ class _Stream:
         self.done = False
         self.delivered = 0  # highest seq a live listener has written out
         self.listeners = 0
+        self.detach_retry_ms: int | None = None  # set: end the live connection, client resumes later
         self.changed = anyio.Event()
 
     def push(self, payload: bytes, final: bool) -> None:
@@ -130,6 +141,15 @@ class HTTPSession:
         if stream.request_id is not None and self.streams.get(stream.request_id) is stream:
             del self.streams[stream.request_id]
         self.by_key.pop(stream.key, None)
+
+    def close_stream(self, request_id: RequestId, retry_ms: int) -> bool:
+        """End the live SSE connection of a request; the client resumes it with ``Last-Event-ID``."""
+        stream = self.streams.get(request_id)
+        if stream is None or stream.done or stream.listeners == 0:
+            return False
+        stream.detach_retry_ms = retry_ms
+        stream.changed.set()
+        return True
 
     async def route(self, message: JSON, related: RequestId | None) -> None:
         """The session's send: put each message on the stream it belongs to."""
@@ -217,6 +237,7 @@ class StreamableHTTPHandler:
         tg = await self._ensure_running()
         hs = HTTPSession(secrets.token_urlsafe(24))
         hs.session = self.server.create_session(hs.route, max_message_bytes=self.max_message_bytes)
+        hs.session.transport_hooks = hs
         await tg.start(self._session_main, hs)
         self.sessions[hs.session_id] = hs
         return hs
@@ -418,6 +439,13 @@ class StreamableHTTPHandler:
                     if final:
                         finished = True
                         return
+                if stream.detach_retry_ms is not None:
+                    retry = stream.detach_retry_ms
+                    stream.detach_retry_ms = None
+                    await send(
+                        {"type": "http.response.body", "body": f"retry: {retry}\n\n".encode(), "more_body": True}
+                    )
+                    return
                 await stream.wait()
 
         try:

@@ -1,0 +1,465 @@
+"""Python types -> ``requestedSchema``, and the one gate every requested schema passes.
+
+:func:`form_for` renders a pydantic model (or a scalar shorthand: ``bool``, ``int``, ``float``,
+``str``, ``Literal``, ``Enum``, ``list[Literal]``) into the flat schema subset the spec allows.
+:func:`check_schema` is the gate: servers run it before sending, clients run it on what
+they receive, and it is the only place that knows what the subset is. :func:`for_version`
+down-converts a schema for an older client (titled enums become ``enumNames`` for
+2025-06-18, defaults are dropped where that version has none) and gates the result.
+"""
+
+from __future__ import annotations
+
+import datetime
+import enum
+import functools
+import types
+import typing
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, get_args, get_origin
+
+import annotated_types as at
+from pydantic import AnyUrl, BaseModel, TypeAdapter, create_model
+from pydantic.fields import FieldInfo
+
+from elicitkit.elicitation.enums import LEGACY_ENUM_NAMES, Format, TitledEnum, Titles, options_of, titled_options
+from elicitkit.elicitation.errors import SchemaError
+from elicitkit.protocol.versions import LATEST_LEGACY
+
+FORMATS = frozenset({"email", "uri", "date", "date-time"})
+SCALAR_FIELD = "value"
+
+# Keywords that make a schema structurally richer than a flat form: refused in every mode.
+_STRUCTURAL = frozenset(
+    {
+        "$ref",
+        "$defs",
+        "definitions",
+        "allOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        "additionalProperties",
+        "patternProperties",
+        "dependentSchemas",
+        "dependentRequired",
+        "prefixItems",
+        "contains",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "const",
+    }
+)
+_ANNOTATIONS = frozenset({"title", "description"})
+_ALLOWED = {
+    "string": _ANNOTATIONS | {"type", "minLength", "maxLength", "format", "pattern", "default"},
+    "enum": _ANNOTATIONS | {"type", "enum", "enumNames", "default"},
+    "titled": _ANNOTATIONS | {"type", "oneOf", "default"},
+    "number": _ANNOTATIONS | {"type", "minimum", "maximum", "default"},
+    "boolean": _ANNOTATIONS | {"type", "default"},
+    "multi": _ANNOTATIONS | {"type", "items", "minItems", "maxItems", "default"},
+}
+_TOP = frozenset({"type", "properties", "required", "$schema", "title", "description"})
+
+
+def _before_2025_11_25(version: str) -> bool:
+    return version < "2025-11-25"
+
+
+# ----------------------------------------------------------------------------- the gate
+
+
+def check_schema(schema: Any, version: str = LATEST_LEGACY, *, strict: bool = True) -> None:
+    """Raise :class:`SchemaError` naming every field outside the subset for ``version``.
+
+    ``strict`` (servers) refuses unknown keywords too; clients pass ``strict=False`` to tolerate
+    harmless annotations (``x-...``, ``examples``) while still refusing anything structural.
+    """
+    problems: list[tuple[str | None, str]] = []
+    if not isinstance(schema, dict):
+        raise SchemaError([(None, "requestedSchema must be an object")])
+    if schema.get("type") != "object":
+        problems.append((None, 'requestedSchema must have "type": "object"'))
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        raise SchemaError([*problems, (None, "requestedSchema.properties must be an object")])
+    for key in schema:
+        if key in _STRUCTURAL or (strict and key not in _TOP):
+            problems.append((None, f"keyword {key!r} is not allowed at the top of a requested schema"))
+    if "$schema" in schema and _before_2025_11_25(version):
+        problems.append((None, f"$schema is not part of the {version} requested schema"))
+    required = schema.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+        problems.append((None, "required must be a list of property names"))
+    else:
+        for name in required:
+            if name not in properties:
+                problems.append((name, "listed as required but not defined in properties"))
+    for name, prop in properties.items():
+        problems.extend((name, reason) for reason in _check_property(prop, version, strict))
+    if problems:
+        raise SchemaError(problems)
+
+
+def _kind(prop: dict[str, Any]) -> str | None:
+    kind = prop.get("type")
+    if kind == "string":
+        if "oneOf" in prop:
+            return "titled"
+        if "enum" in prop:
+            return "enum"
+        return "string"
+    if kind in ("number", "integer"):
+        return "number"
+    if kind == "boolean":
+        return "boolean"
+    if kind == "array":
+        return "multi"
+    return None
+
+
+def _check_property(prop: Any, version: str, strict: bool) -> list[str]:
+    if not isinstance(prop, dict):
+        return ["a property schema must be an object"]
+    kind = _kind(prop)
+    if kind is None:
+        kind_name = prop.get("type")
+        if kind_name == "object" or "properties" in prop:
+            return ["nested objects are not allowed; an elicitation form is flat"]
+        if "$ref" in prop:
+            return ["$ref is not allowed; an elicitation form is flat and self-contained"]
+        return [f"type {kind_name!r} is not one of string, number, integer, boolean, or a string-choice array"]
+    problems: list[str] = []
+    for key in prop:
+        if key in _STRUCTURAL or key == "properties" or (key == "anyOf" and kind != "multi"):
+            problems.append(f"keyword {key!r} is not allowed in a form field")
+        elif key not in _ALLOWED[kind] and (strict or key in ("items", "oneOf", "enum")):
+            problems.append(f"keyword {key!r} is not allowed on a {kind} field")
+    for key in ("title", "description"):
+        if key in prop and not isinstance(prop[key], str):
+            problems.append(f"{key} must be a string")
+    legacy = _before_2025_11_25(version)
+    if kind == "string":
+        fmt = prop.get("format")
+        if fmt is not None and fmt not in FORMATS:
+            problems.append(f"format {fmt!r} is not one of {', '.join(sorted(FORMATS))}")
+        problems.extend(_bounds(prop, "minLength", "maxLength", integer=True))
+        if "pattern" in prop and not isinstance(prop["pattern"], str):
+            problems.append("pattern must be a string")
+    elif kind == "number":
+        problems.extend(_bounds(prop, "minimum", "maximum", integer=False))
+    elif kind == "enum":
+        problems.extend(_string_list(prop.get("enum"), "enum"))
+        names = prop.get("enumNames")
+        if names is not None:
+            problems.extend(_string_list(names, "enumNames"))
+            if isinstance(names, list) and isinstance(prop.get("enum"), list) and len(names) != len(prop["enum"]):
+                problems.append("enumNames must have one label per enum value")
+    elif kind == "titled":
+        if legacy:
+            problems.append(f"titled single-select (oneOf) needs 2025-11-25; this client speaks {version}")
+        problems.extend(_titled(prop.get("oneOf"), "oneOf"))
+    elif kind == "multi":
+        if legacy:
+            problems.append(f"multi-select needs 2025-11-25; this client speaks {version}")
+        items = prop.get("items")
+        if not isinstance(items, dict):
+            problems.append("a multi-select needs an items object")
+        elif "anyOf" in items:
+            problems.extend(_titled(items.get("anyOf"), "items.anyOf"))
+        elif items.get("type") == "string" and "enum" in items:
+            problems.extend(_string_list(items.get("enum"), "items.enum"))
+        else:
+            problems.append(
+                "arrays are only allowed as multi-selects: items must be a string enum or anyOf const/title"
+            )
+        problems.extend(_bounds(prop, "minItems", "maxItems", integer=True))
+    if "default" in prop:
+        if legacy and kind != "boolean":
+            problems.append(f"default on a {kind} field needs 2025-11-25; this client speaks {version}")
+        elif not problems:
+            problems.extend(_check_default(prop))
+    return problems
+
+
+def _bounds(prop: dict[str, Any], low: str, high: str, *, integer: bool) -> list[str]:
+    problems = []
+    for key in (low, high):
+        value = prop.get(key)
+        if value is None:
+            continue
+        ok = isinstance(value, int) if integer else isinstance(value, (int, float))
+        if isinstance(value, bool) or not ok or (integer and value < 0):
+            problems.append(f"{key} must be a {'non-negative integer' if integer else 'number'}")
+    lo, hi = prop.get(low), prop.get(high)
+    if isinstance(lo, (int, float)) and isinstance(hi, (int, float)) and lo > hi:
+        problems.append(f"{low} ({lo}) is greater than {high} ({hi})")
+    return problems
+
+
+def _string_list(value: Any, where: str) -> list[str]:
+    if not isinstance(value, list) or not value:
+        return [f"{where} must be a non-empty list"]
+    if not all(isinstance(v, str) for v in value):
+        return [f"{where} may only hold strings"]
+    if len(set(value)) != len(value):
+        return [f"{where} has duplicate values"]
+    return []
+
+
+def _titled(value: Any, where: str) -> list[str]:
+    if not isinstance(value, list) or not value:
+        return [f"{where} must be a non-empty list of {{const, title}} options"]
+    for option in value:
+        if (
+            not isinstance(option, dict)
+            or not isinstance(option.get("const"), str)
+            or not isinstance(option.get("title"), str)
+        ):
+            return [f"every {where} option needs a string const and a string title"]
+        if set(option) - {"const", "title", "description"}:
+            return [f"{where} options may only hold const and title"]
+    return []
+
+
+def _check_default(prop: dict[str, Any]) -> list[str]:
+    from elicitkit.elicitation.answers import field_problems
+
+    return [f"default {prop['default']!r} is invalid: {reason}" for reason in field_problems(prop, prop["default"])]
+
+
+def for_version(schema: dict[str, Any], version: str) -> dict[str, Any]:
+    """``schema`` as a client speaking ``version`` understands it, gated for that version."""
+    if _before_2025_11_25(version):
+        adapted = dict(schema)
+        adapted.pop("$schema", None)
+        properties = {}
+        for name, prop in schema.get("properties", {}).items():
+            prop = dict(prop)
+            if prop.get("type") == "string" and "oneOf" in prop:
+                options = prop.pop("oneOf")
+                prop["enum"] = [o["const"] for o in options]
+                prop["enumNames"] = [o["title"] for o in options]
+            if prop.get("type") != "boolean":
+                prop.pop("default", None)
+            properties[name] = prop
+        adapted["properties"] = properties
+        schema = adapted
+    check_schema(schema, version)
+    return schema
+
+
+# ----------------------------------------------------------------------------- rendering
+
+
+@dataclass(frozen=True)
+class Form:
+    """A question's shape: the schema to send, and how to turn an answer back into Python."""
+
+    schema: dict[str, Any]
+    model: type[BaseModel]
+    scalar: bool  # True: the caller asked for one value; unwrap it from the one-field form
+
+    def parse(self, content: dict[str, Any]) -> Any:
+        """A validated answer (``content``) as the model instance, or the bare scalar."""
+        values = dict(content)
+        for name, info in self.model.model_fields.items():
+            if name not in values and not info.is_required():
+                continue
+            values.setdefault(name, None)
+        instance = self.model.model_validate(values)
+        return getattr(instance, SCALAR_FIELD) if self.scalar else instance
+
+    @functools.cache  # noqa: B019 - forms are cached module-wide and live as long as the process
+    def schema_for(self, version: str) -> dict[str, Any]:
+        return for_version(self.schema, version)
+
+
+def _unwrap(annotation: Any) -> tuple[Any, list[Any]]:
+    extras: list[Any] = []
+    while get_origin(annotation) is Annotated:
+        annotation, *more = get_args(annotation)
+        extras.extend(more)
+    return annotation, extras
+
+
+def _strip_optional(annotation: Any) -> tuple[Any, bool]:
+    origin = get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in get_args(annotation) if a is not type(None)]
+        optional = len(args) != len(get_args(annotation))
+        if len(args) == 1:
+            return args[0], optional
+        raise _FieldProblem("unions are not allowed in a form (only Optional[X])")
+    return annotation, False
+
+
+class _FieldProblem(Exception):
+    pass
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, datetime.datetime):
+        return value.isoformat()
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_json_default(v) for v in value]
+    if isinstance(value, AnyUrl):
+        return str(value)
+    return value
+
+
+def _choices(annotation: Any) -> tuple[list[str], dict[str, str]] | None:
+    """(values, titles) when ``annotation`` is a string-choice type (Literal or str Enum)."""
+    if get_origin(annotation) is Literal:
+        values = list(get_args(annotation))
+        if not all(isinstance(v, str) for v in values):
+            raise _FieldProblem("Literal choices must all be strings")
+        return values, {}
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        options = options_of(annotation)
+        titles = {v: t for v, t in options if t is not None}
+        return [v for v, _ in options], titles
+    return None
+
+
+def _property(annotation: Any, info: FieldInfo, name: str) -> tuple[dict[str, Any], bool]:
+    """One field's property schema, and whether it is required."""
+    base, extras = _unwrap(annotation)
+    extras = [*extras, *info.metadata]
+    base, optional = _strip_optional(base)
+    base, more = _unwrap(base)
+    extras.extend(more)
+    titles = next((x.titles for x in extras if isinstance(x, Titles)), None)
+    legacy_names = any(x is LEGACY_ENUM_NAMES for x in extras)
+    fmt = next((x.name for x in extras if isinstance(x, Format)), None)
+    prop: dict[str, Any] = {}
+    choices = _choices(base)
+    if base is bool:
+        prop["type"] = "boolean"
+    elif base is int:
+        prop["type"] = "integer"
+    elif base is float:
+        prop["type"] = "number"
+    elif base is str:
+        prop["type"] = "string"
+    elif base is datetime.datetime:
+        prop.update(type="string", format="date-time")
+    elif base is datetime.date:
+        prop.update(type="string", format="date")
+    elif isinstance(base, type) and issubclass(base, AnyUrl):
+        prop.update(type="string", format="uri")
+    elif choices is not None:
+        values, enum_titles = choices
+        all_titles = {**enum_titles, **(titles or {})}
+        titled = bool(all_titles) or (isinstance(base, type) and issubclass(base, TitledEnum))
+        prop["type"] = "string"
+        if titled and legacy_names:
+            prop["enum"] = values
+            prop["enumNames"] = [all_titles.get(v, v) for v in values]
+        elif titled:
+            prop["oneOf"] = titled_options(values, all_titles)
+        else:
+            prop["enum"] = values
+    elif get_origin(base) in (list, set, frozenset, tuple):
+        args = get_args(base)
+        item = args[0] if args else Any
+        item_choices = _choices(_unwrap(item)[0])
+        if item_choices is None or (get_origin(base) is tuple and len(args) != 2):
+            raise _FieldProblem("arrays are only allowed as multi-selects: list[Literal[...]] or list[SomeStrEnum]")
+        values, enum_titles = item_choices
+        all_titles = {**enum_titles, **(titles or {})}
+        prop["type"] = "array"
+        prop["items"] = (
+            {"anyOf": titled_options(values, all_titles)} if all_titles else {"type": "string", "enum": values}
+        )
+    elif isinstance(base, type) and issubclass(base, BaseModel):
+        raise _FieldProblem(f"nested model {base.__name__} is not allowed; an elicitation form is flat")
+    else:
+        shown = getattr(base, "__name__", repr(base))
+        raise _FieldProblem(f"type {shown} is not a form primitive (str, int, float, bool, date, choices)")
+    if fmt is not None:
+        if prop.get("type") != "string" or "enum" in prop or "oneOf" in prop:
+            raise _FieldProblem("Format(...) applies to plain string fields only")
+        prop["format"] = fmt
+    for constraint in extras:
+        _apply_constraint(prop, constraint)
+    title = info.title
+    prop["title"] = title if title is not None else name.replace("_", " ").strip().title()
+    if info.description:
+        prop["description"] = info.description
+    if not info.is_required():
+        default = info.get_default(call_default_factory=True)
+        if default is not None:
+            prop["default"] = _json_default(default)
+    required = info.is_required() and not optional
+    return prop, required
+
+
+def _apply_constraint(prop: dict[str, Any], constraint: Any) -> None:
+    kind = prop["type"]
+    if isinstance(constraint, (Titles, Format)) or constraint is LEGACY_ENUM_NAMES:
+        return
+    if isinstance(constraint, at.Ge) and kind in ("integer", "number"):
+        prop["minimum"] = constraint.ge
+    elif isinstance(constraint, at.Le) and kind in ("integer", "number"):
+        prop["maximum"] = constraint.le
+    elif isinstance(constraint, at.MinLen):
+        prop["minItems" if kind == "array" else "minLength"] = constraint.min_length
+    elif isinstance(constraint, at.MaxLen):
+        prop["maxItems" if kind == "array" else "maxLength"] = constraint.max_length
+    elif isinstance(constraint, (at.Gt, at.Lt)):
+        raise _FieldProblem("exclusive bounds (gt/lt) are not in the elicitation subset; use ge/le")
+    elif isinstance(constraint, at.MultipleOf):
+        raise _FieldProblem("multiple_of is not in the elicitation subset")
+    elif hasattr(constraint, "pattern") and getattr(constraint, "pattern", None) is not None and kind == "string":
+        prop["pattern"] = constraint.pattern
+    elif type(constraint).__name__ == "_PydanticGeneralMetadata":
+        unknown = {k: v for k, v in vars(constraint).items() if v is not None}
+        if unknown:
+            raise _FieldProblem(f"constraint {unknown} is not in the elicitation subset")
+    else:
+        raise _FieldProblem(f"constraint {constraint!r} cannot be expressed in an elicitation form")
+
+
+def _is_model(schema: Any) -> bool:
+    return isinstance(schema, type) and issubclass(schema, BaseModel)
+
+
+@functools.cache
+def form_for(schema: Any) -> Form:
+    """Render (once per type) a model or scalar shorthand into a gated :class:`Form`."""
+    if _is_model(schema):
+        model: type[BaseModel] = schema
+        scalar = False
+    else:
+        try:
+            TypeAdapter(schema)
+        except Exception as exc:
+            raise SchemaError([(None, f"{schema!r} is neither a pydantic model nor a scalar type: {exc}")]) from None
+        model = create_model("Answer", **{SCALAR_FIELD: (schema, ...)})  # type: ignore[call-overload]
+        scalar = True
+    problems: list[tuple[str | None, str]] = []
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for name, info in model.model_fields.items():
+        wire_name = info.alias or name
+        try:
+            prop, is_required = _property(info.annotation, info, wire_name)
+        except _FieldProblem as exc:
+            problems.append((wire_name, str(exc)))
+            continue
+        properties[wire_name] = prop
+        if is_required:
+            required.append(wire_name)
+    if problems:
+        raise SchemaError(problems)
+    rendered: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        rendered["required"] = required
+    check_schema(rendered, LATEST_LEGACY)
+    return Form(rendered, model, scalar)
