@@ -176,17 +176,7 @@ class Client:
         assert self.handshake.negotiated_version is not None
         self.transport.set_protocol_version(self.handshake.negotiated_version)
         await self.peer.notify(INITIALIZED)
-        if self._server_may_speak_unasked():
-            self.transport.start_listening()
-
-    def _server_may_speak_unasked(self) -> bool:
-        """Whether the server advertised anything it announces outside a request."""
-        caps = self.handshake.server_capabilities
-        for name in ("tools", "prompts", "resources"):
-            cap = caps.get(name)
-            if isinstance(cap, dict) and (cap.get("listChanged") or cap.get("subscribe")):
-                return True
-        return False
+        await self.transport.start_listening()
 
     # ------------------------------------------------------------------ what the server said
 

@@ -25,7 +25,7 @@ class ClientTransport(Protocol):
         """Told once the handshake settled the version (HTTP puts it in a header)."""
         ...
 
-    def start_listening(self) -> None:
+    async def start_listening(self) -> None:
         """Open a channel for messages the server sends outside any request (HTTP: the GET stream)."""
         ...
 

@@ -64,11 +64,18 @@ class StreamableHTTPTransport:
     def set_protocol_version(self, version: str) -> None:
         self.protocol_version = version
 
-    def start_listening(self) -> None:
-        """Open the standalone GET stream (the client calls this when the server may speak unasked)."""
-        if self.standalone_stream and self.session_id is not None and self._tg is not None and not self._listening:
-            self._listening = True
-            self._tg.start_soon(self._standalone)
+    async def start_listening(self) -> None:
+        """Open the standalone GET stream and return once the server has answered it.
+
+        Servers may send requests and notifications that belong to no client request (pings,
+        list changes, resource updates) only there. A 405 means the server has none.
+        """
+        if not self.standalone_stream or self.session_id is None or self._tg is None or self._listening:
+            return
+        self._listening = True
+        resp = await self._get(None)
+        if resp is not None:
+            self._tg.start_soon(self._standalone, resp)
 
     def _headers(self) -> dict[str, str]:
         headers = {"Accept": ACCEPT, "Content-Type": "application/json", **self.extra_headers}
@@ -210,12 +217,13 @@ class StreamableHTTPTransport:
             return None
         return resp
 
-    async def _standalone(self) -> None:
-        """Keep the standalone GET stream open while the server offers one."""
+    async def _standalone(self, resp: aiohttp.ClientResponse) -> None:
+        """Read the standalone GET stream; reconnect after ``retry`` while the server keeps it."""
         parser = SSEParser()
         while True:
-            resp = await self._get(parser.last_event_id)
-            if resp is None:
-                return  # 405 or similar: the server has no standalone stream
             await self._consume(resp, parser, None)
             await anyio.sleep((parser.retry if parser.retry is not None else DEFAULT_RETRY_MS) / 1000)
+            reopened = await self._get(parser.last_event_id)
+            if reopened is None:
+                return
+            resp = reopened

@@ -29,7 +29,7 @@ class MemoryTransport:
     def set_protocol_version(self, version: str) -> None:
         return None
 
-    def start_listening(self) -> None:
+    async def start_listening(self) -> None:
         return None  # one duplex channel carries everything already
 
     @asynccontextmanager

@@ -133,7 +133,7 @@ class StdioTransport:
     def set_protocol_version(self, version: str) -> None:
         return None
 
-    def start_listening(self) -> None:
+    async def start_listening(self) -> None:
         return None  # one duplex channel carries everything already
 
     @asynccontextmanager
