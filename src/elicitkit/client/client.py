@@ -16,10 +16,17 @@ from typing import Any, TypeVar
 import orjson
 from pydantic import BaseModel
 
+from elicitkit.client.elicitation import (
+    ElicitationCallback,
+    ElicitationResponder,
+    UrlElicitationRequiredError,
+    to_wire_answer,
+)
+from elicitkit.elicitation.requests import Origin
 from elicitkit.peer import IncomingRequest, Peer, ProgressCallback
 from elicitkit.protocol.capabilities import declares
 from elicitkit.protocol.connection import Role
-from elicitkit.protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, ConnectionClosed, MCPError
+from elicitkit.protocol.errors import METHOD_NOT_FOUND, URL_ELICITATION_REQUIRED, ConnectionClosed, MCPError
 from elicitkit.protocol.handshake import INITIALIZE, INITIALIZED, ClientHandshake
 from elicitkit.protocol.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, JSON, Notification, RequestId
 from elicitkit.protocol.versions import LATEST_LEGACY, LEGACY_VERSIONS
@@ -40,7 +47,6 @@ logger = logging.getLogger("elicitkit.client")
 M = TypeVar("M", bound=BaseModel)
 MaybeAwaitable = Awaitable[Any] | Any
 
-ElicitationCallback = Callable[[JSON], Awaitable[JSON]]
 SamplingCallback = Callable[[JSON], Awaitable[JSON]]
 RootsCallback = Callable[[], Awaitable[list[JSON]]]
 LoggingCallback = Callable[[JSON], MaybeAwaitable]
@@ -89,6 +95,8 @@ class Client:
         protocol_version: str = LATEST_LEGACY,
         elicitation_callback: ElicitationCallback | None = None,
         elicitation_modes: Sequence[str] = ("form", "url"),
+        auto_url_elicitation: bool = False,
+        url_elicitation_timeout: float = 300.0,
         sampling_callback: SamplingCallback | None = None,
         roots: Sequence[JSON] | RootsCallback | None = None,
         logging_callback: LoggingCallback | None = None,
@@ -101,8 +109,9 @@ class Client:
         self.transport = transport_for(target, **(transport_options or {}))
         self.client_info = client_info or dict(DEFAULT_CLIENT_INFO)
         self.handshake = ClientHandshake(protocol_version=protocol_version, accepted_versions=LEGACY_VERSIONS)
-        self.elicitation_callback = elicitation_callback
-        self.elicitation_modes = tuple(elicitation_modes)
+        self.elicitation = ElicitationResponder(elicitation_callback, tuple(elicitation_modes))
+        self.auto_url_elicitation = auto_url_elicitation
+        self.url_elicitation_timeout = url_elicitation_timeout
         self.sampling_callback = sampling_callback
         self.roots = roots
         self.logging_callback = logging_callback
@@ -158,11 +167,9 @@ class Client:
     def capabilities(self) -> JSON:
         """What this client declares, derived from the callbacks it was given."""
         caps: JSON = {}
-        if self.elicitation_callback is not None:
-            if self.handshake.protocol_version == "2025-06-18":
-                caps["elicitation"] = {}
-            else:
-                caps["elicitation"] = {mode: {} for mode in self.elicitation_modes}
+        elicitation = self.elicitation.capability(self.handshake.protocol_version)
+        if elicitation is not None:
+            caps["elicitation"] = elicitation
         if self.sampling_callback is not None:
             caps["sampling"] = {}
         if self.roots is not None:
@@ -196,6 +203,21 @@ class Client:
     def instructions(self) -> str | None:
         return self.handshake.instructions
 
+    @property
+    def origin(self) -> Origin:
+        """Who this client is talking to, as shown to a person asked a question."""
+        info = self.handshake.server_info
+        return Origin(
+            name=str(info.get("name", "unknown server")),
+            version=info.get("version"),
+            title=info.get("title"),
+            location=self.transport.describe(),
+        )
+
+    async def wait_for_elicitation_complete(self, elicitation_id: str, timeout: float | None = None) -> bool:
+        """Wait for ``notifications/elicitation/complete`` of a URL elicitation; False on timeout."""
+        return await self.elicitation.wait_complete(elicitation_id, timeout)
+
     # ------------------------------------------------------------------ requests
 
     async def request(
@@ -225,9 +247,42 @@ class Client:
         *,
         timeout: float | None = None,
         progress_callback: ProgressCallback | None = None,
+        complete_url_elicitations: bool | None = None,
     ) -> CallToolResult:
+        """Call a tool. A -32042 answer raises :class:`UrlElicitationRequiredError`, or, with
+        ``complete_url_elicitations`` (default: the client's ``auto_url_elicitation``), runs the
+        URL callback for each elicitation, waits for their completion and retries once per new URL.
+        """
         params: JSON = {"name": name, "arguments": arguments or {}}
-        return await self._typed(CallToolResult, "tools/call", params, timeout=timeout, on_progress=progress_callback)
+        auto = self.auto_url_elicitation if complete_url_elicitations is None else complete_url_elicitations
+        seen: set[tuple[str, str]] = set()
+        while True:
+            try:
+                return await self._typed(
+                    CallToolResult, "tools/call", params, timeout=timeout, on_progress=progress_callback
+                )
+            except MCPError as exc:
+                if exc.code != URL_ELICITATION_REQUIRED:
+                    raise
+                required = UrlElicitationRequiredError.from_mcp_error(exc, self.origin)
+                if not auto:
+                    raise required from None
+                await self._complete_url_elicitations(required, seen)
+
+    async def _complete_url_elicitations(
+        self, required: UrlElicitationRequiredError, seen: set[tuple[str, str]]
+    ) -> None:
+        keys = {(e.elicitation_id, e.url) for e in required.elicitations}
+        if not keys or keys & seen or self.elicitation.callback is None:
+            raise required  # nothing new to do: retrying would loop
+        seen |= keys
+        for request in required.elicitations:
+            answer = to_wire_answer(await self.elicitation.callback(request))
+            if answer.get("action") != "accept":
+                raise required
+        for request in required.elicitations:
+            if not await self.elicitation.wait_complete(request.elicitation_id, self.url_elicitation_timeout):
+                raise required
 
     async def list_resources(self, cursor: str | None = None) -> ListResourcesResult:
         return await self._typed(ListResourcesResult, "resources/list", {"cursor": cursor} if cursor else None)
@@ -273,12 +328,10 @@ class Client:
         if method == "ping":
             return {}
         if method == "elicitation/create":
-            if self.elicitation_callback is None:
+            if self.elicitation.callback is None:
                 raise MCPError(METHOD_NOT_FOUND, "this client does not support elicitation")
-            mode = request.params.get("mode", "form")
-            if mode not in self.elicitation_modes:
-                raise MCPError(INVALID_PARAMS, f"elicitation mode {mode!r} was not declared by this client")
-            return await self.elicitation_callback(request.params)
+            version = self.handshake.negotiated_version or self.handshake.protocol_version
+            return await self.elicitation.answer(request.params, version=version, origin=self.origin)
         if method == "sampling/createMessage":
             if self.sampling_callback is None:
                 raise MCPError(METHOD_NOT_FOUND, "this client does not support sampling")
@@ -292,6 +345,10 @@ class Client:
 
     async def _on_notification(self, notification: Notification) -> None:
         params = notification.params or {}
+        if notification.method == "notifications/elicitation/complete":
+            elicitation_id = params.get("elicitationId")
+            if isinstance(elicitation_id, str):
+                self.elicitation.completed(elicitation_id)
         if notification.method == "notifications/message" and self.logging_callback is not None:
             await _maybe_await(self.logging_callback(params))
         if self.notification_callback is not None:

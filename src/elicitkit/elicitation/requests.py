@@ -51,7 +51,10 @@ class FormRequest:
 
     def to_params(self, version: str = LATEST_LEGACY) -> dict[str, Any]:
         """``elicitation/create`` params for a client speaking ``version`` (gated for it)."""
-        params: dict[str, Any] = {"message": self.message, "requestedSchema": for_version(self.requested_schema, version)}
+        params: dict[str, Any] = {
+            "message": self.message,
+            "requestedSchema": for_version(self.requested_schema, version),
+        }
         if version >= "2025-11-25":
             params["mode"] = "form"
         return params

@@ -15,7 +15,6 @@ import enum
 import functools
 import types
 import typing
-from dataclasses import dataclass
 from typing import Annotated, Any, Literal, get_args, get_origin
 
 import annotated_types as at
@@ -253,16 +252,21 @@ def for_version(schema: dict[str, Any], version: str) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- rendering
 
 
-@dataclass(frozen=True)
 class Form:
     """A question's shape: the schema to send, and how to turn an answer back into Python."""
 
-    schema: dict[str, Any]
-    model: type[BaseModel]
-    scalar: bool  # True: the caller asked for one value; unwrap it from the one-field form
+    __slots__ = ("_by_version", "model", "scalar", "schema")
+
+    def __init__(self, schema: dict[str, Any], model: type[BaseModel] | None, scalar: bool = False) -> None:
+        self.schema = schema
+        self.model = model  # None: a hand-written dict schema; answers stay dicts
+        self.scalar = scalar  # True: one value was asked for; unwrap it from the one-field form
+        self._by_version: dict[str, dict[str, Any]] = {}
 
     def parse(self, content: dict[str, Any]) -> Any:
-        """A validated answer (``content``) as the model instance, or the bare scalar."""
+        """A validated answer (``content``) as the model instance, the bare scalar, or the dict."""
+        if self.model is None:
+            return content
         values = dict(content)
         for name, info in self.model.model_fields.items():
             if name not in values and not info.is_required():
@@ -271,9 +275,18 @@ class Form:
         instance = self.model.model_validate(values)
         return getattr(instance, SCALAR_FIELD) if self.scalar else instance
 
-    @functools.cache  # noqa: B019 - forms are cached module-wide and live as long as the process
     def schema_for(self, version: str) -> dict[str, Any]:
-        return for_version(self.schema, version)
+        """The schema down-converted and gated for a client speaking ``version`` (memoized)."""
+        found = self._by_version.get(version)
+        if found is None:
+            found = self._by_version[version] = for_version(self.schema, version)
+        return found
+
+
+def form_from_schema(schema: Any) -> Form:
+    """A hand-written ``requestedSchema`` as a :class:`Form` (gated strictly, answers stay dicts)."""
+    check_schema(schema)
+    return Form(schema, None)
 
 
 def _unwrap(annotation: Any) -> tuple[Any, list[Any]]:

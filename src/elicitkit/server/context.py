@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
+from elicitkit.elicitation.errors import SchemaError
+from elicitkit.elicitation.requests import UrlRequest
+from elicitkit.elicitation.results import ElicitationResult
+from elicitkit.elicitation.schema import form_for, form_from_schema
 from elicitkit.protocol.capabilities import declares
 from elicitkit.protocol.jsonrpc import RequestId
+from elicitkit.server import elicit as _elicit
 from elicitkit.server.session import RequestContext, ServerSession
 
 if TYPE_CHECKING:
     from elicitkit.server.framework import Server
+
+T = TypeVar("T")
 
 
 class Context:
@@ -79,6 +86,57 @@ class Context:
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Progress for this request, if the client asked for it (sent a progress token)."""
         await self._request.report_progress(progress, total, message)
+
+    # -- asking the user ------------------------------------------------------------
+
+    @overload
+    async def elicit(
+        self, message: str, schema: type[T], *, timeout: float | None = None, max_attempts: int = 1
+    ) -> ElicitationResult[T]: ...
+
+    @overload
+    async def elicit(
+        self, message: str, schema: Any, *, timeout: float | None = None, max_attempts: int = 1
+    ) -> ElicitationResult[Any]: ...
+
+    async def elicit(
+        self, message: str, schema: Any, *, timeout: float | None = None, max_attempts: int = 1
+    ) -> ElicitationResult[Any]:
+        """Ask the user mid-call. ``schema``: a flat pydantic model, or a scalar type to ask for one value.
+
+        Returns :class:`AcceptedElicitation` (``.data`` validated, typed), :class:`DeclinedElicitation`
+        or :class:`CancelledElicitation`. Raises :class:`SchemaError` (bad schema, nothing sent),
+        :class:`ElicitationUnsupported` (the client cannot be asked), :class:`ElicitationTimeout`
+        (``timeout`` seconds passed, default :data:`~elicitkit.server.elicit.DEFAULT_TIMEOUT`),
+        :class:`InvalidAnswer` (the answer did not fit, after ``max_attempts`` tries).
+        """
+        return await _elicit.ask_form(
+            self._request, message, form_for(schema), timeout=timeout, max_attempts=max_attempts
+        )
+
+    async def request_elicitation(
+        self, message: str, requested_schema: dict[str, Any], *, timeout: float | None = None
+    ) -> ElicitationResult[dict[str, Any]]:
+        """The same question with a hand-written ``requestedSchema``; answers come back as dicts.
+
+        A schema outside the spec's subset raises :class:`MCPError` ``-32602`` before sending.
+        """
+        try:
+            form = form_from_schema(requested_schema)
+        except SchemaError as exc:
+            raise exc.to_mcp_error() from None
+        return await _elicit.ask_form(self._request, message, form, timeout=timeout)
+
+    async def elicit_url(
+        self, message: str, url: str, elicitation_id: str | None = None, *, timeout: float | None = None
+    ) -> ElicitationResult[None]:
+        """Send the user to ``url`` (out of band). ``accept`` = they agreed to go, not that they finished."""
+        request = UrlRequest(message, url, elicitation_id) if elicitation_id else UrlRequest(message, url)
+        return await _elicit.ask_url(self._request, request, timeout=timeout)
+
+    async def elicit_complete(self, elicitation_id: str) -> None:
+        """Tell the client the out-of-band step of ``elicitation_id`` is done."""
+        await self.session.send_elicit_complete(elicitation_id, related=self.request_id)
 
     def close_sse_stream(self, retry_ms: int = 1000) -> bool:
         """HTTP: end this call's SSE connection now; the client reconnects and gets the rest."""

@@ -8,6 +8,7 @@ any transport, at once.
 from __future__ import annotations
 
 import base64
+import contextvars
 import inspect
 import logging
 import weakref
@@ -17,6 +18,8 @@ from typing import Any, Literal, TypeVar
 import anyio
 from pydantic import ValidationError
 
+from elicitkit.elicitation.errors import ElicitationError, UrlElicitationRequired
+from elicitkit.elicitation.results import ElicitationResult
 from elicitkit.protocol.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, MCPError
 from elicitkit.protocol.handshake import Phase
 from elicitkit.protocol.jsonrpc import JSON
@@ -38,6 +41,7 @@ logger = logging.getLogger("elicitkit.server")
 
 F = TypeVar("F", bound=Callable[..., Any])
 CompletionFn = Callable[..., Any]
+_current: contextvars.ContextVar[RequestContext | None] = contextvars.ContextVar("elicitkit_request", default=None)
 
 
 def _encode_cursor(offset: int) -> str:
@@ -303,6 +307,12 @@ class Server(LowLevelServer):
             return error_result(f"Tool {tool.name} timed out after {timeout:g}s")
         except ToolError as exc:
             return error_result(str(exc))
+        except UrlElicitationRequired as exc:
+            if "url" not in ctx.session.elicitation_modes or (ctx.session.protocol_version or "") < "2025-11-25":
+                return error_result(f"{exc.message} (this client cannot open URL elicitations)")
+            raise exc.to_mcp_error() from None
+        except ElicitationError as exc:
+            return error_result(f"{tool.name}: {exc}")
         except MCPError:
             raise
         except Exception as exc:
@@ -312,7 +322,21 @@ class Server(LowLevelServer):
 
     async def prepare_call(self, tool: Tool, values: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         """Fill the parameters the client does not send (context; resolvers in subclasses)."""
+        _current.set(ctx)
         return self._inject(tool.plan, values, ctx)
+
+    def current_context(self) -> Context:
+        """The :class:`Context` of the request being served (for code that was not handed one)."""
+        request = _current.get()
+        if request is None:
+            raise LookupError("no MCP request is being served in this task")
+        return self.context_for(request)
+
+    async def request_elicitation(
+        self, message: str, requested_schema: dict[str, Any], *, timeout: float | None = None
+    ) -> ElicitationResult[dict[str, Any]]:
+        """Seed-002 style: ask from any handler without a Context parameter (dict schema)."""
+        return await self.current_context().request_elicitation(message, requested_schema, timeout=timeout)
 
     # ------------------------------------------------------------------ resources
 

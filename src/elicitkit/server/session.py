@@ -149,6 +149,12 @@ class ServerSession:
     ) -> None:
         await self.peer.notify(method, params, related=related)
 
+    async def send_elicit_complete(self, elicitation_id: str, *, related: RequestId | None = None) -> None:
+        """``notifications/elicitation/complete``: the URL elicitation ``elicitation_id`` finished."""
+        await self.send_notification(
+            "notifications/elicitation/complete", {"elicitationId": elicitation_id}, related=related
+        )
+
     async def log(
         self, level: str, data: Any, logger_name: str | None = None, *, related: RequestId | None = None
     ) -> None:

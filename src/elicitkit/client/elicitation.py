@@ -1,0 +1,123 @@
+"""The client half of elicitation: one callback for both modes, checked answers, completions.
+
+A server's question is parsed through the shared schema gate into a
+:class:`~elicitkit.elicitation.requests.FormRequest` or
+:class:`~elicitkit.elicitation.requests.UrlRequest` (with the :class:`Origin` asking), handed
+to the callback, and the callback's answer is validated, with schema defaults filled in, by
+the same code the server uses before anything goes back on the wire.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+
+from elicitkit.elicitation.answers import parse_result
+from elicitkit.elicitation.errors import InvalidAnswer
+from elicitkit.elicitation.requests import ElicitRequest, FormRequest, InvalidRequest, Origin, UrlRequest, parse_request
+from elicitkit.elicitation.results import ElicitationResult
+from elicitkit.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, URL_ELICITATION_REQUIRED, MCPError
+
+logger = logging.getLogger("elicitkit.client.elicitation")
+
+ElicitationCallback = Callable[[ElicitRequest], Awaitable[ElicitationResult[Any] | dict[str, Any]]]
+
+
+class UrlElicitationRequiredError(MCPError):
+    """The server answered -32042: these URL elicitations must be completed, then retry."""
+
+    def __init__(self, message: str, elicitations: list[UrlRequest], data: Any = None) -> None:
+        super().__init__(URL_ELICITATION_REQUIRED, message, data)
+        self.elicitations = elicitations
+
+    @classmethod
+    def from_mcp_error(cls, error: MCPError, origin: Origin | None = None) -> UrlElicitationRequiredError:
+        data = error.data if isinstance(error.data, dict) else {}
+        items = data.get("elicitations")
+        requests: list[UrlRequest] = []
+        for item in items if isinstance(items, list) else []:
+            try:
+                parsed = parse_request({"mode": "url", **item} if isinstance(item, dict) else item, origin=origin)
+            except InvalidRequest as exc:
+                logger.warning("ignored a malformed entry in a -32042 error: %s", exc)
+                continue
+            if isinstance(parsed, UrlRequest):
+                requests.append(parsed)
+        return cls(error.message, requests, error.data)
+
+
+def to_wire_answer(answer: Any) -> dict[str, Any]:
+    if isinstance(answer, ElicitationResult):
+        return answer.to_wire()
+    if isinstance(answer, dict):
+        return {k: v for k, v in answer.items() if k in ("action", "content", "_meta")}
+    raise TypeError(f"an elicitation callback must return an ElicitationResult or a dict, not {type(answer).__name__}")
+
+
+class ElicitationResponder:
+    """Serves ``elicitation/create`` for a client and tracks ``notifications/elicitation/complete``."""
+
+    def __init__(self, callback: ElicitationCallback | None, modes: tuple[str, ...]) -> None:
+        self.callback = callback
+        self.modes = modes
+        self._completed: OrderedDict[str, None] = OrderedDict()
+        self._waiting: dict[str, anyio.Event] = {}
+
+    def capability(self, version: str) -> dict[str, Any] | None:
+        if self.callback is None:
+            return None
+        if version < "2025-11-25":
+            return {}
+        return {mode: {} for mode in self.modes}
+
+    async def answer(self, params: dict[str, Any], *, version: str, origin: Origin) -> dict[str, Any]:
+        """Handle one ``elicitation/create``: parse, ask the callback, check, return the wire result."""
+        if self.callback is None:
+            raise MCPError(INVALID_PARAMS, "this client did not declare the elicitation capability")
+        try:
+            request = parse_request(params, version=version, origin=origin)
+        except InvalidRequest as exc:
+            raise MCPError(INVALID_PARAMS, f"invalid elicitation request: {exc}") from None
+        declared = self.modes if version >= "2025-11-25" else ("form",)
+        if request.mode.value not in declared:
+            raise MCPError(INVALID_PARAMS, f"elicitation mode {request.mode.value!r} was not declared by this client")
+        outcome = self.callback(request)
+        answer = await outcome if inspect.isawaitable(outcome) else outcome
+        wire = to_wire_answer(answer)
+        schema = request.requested_schema if isinstance(request, FormRequest) else None
+        try:
+            checked = parse_result(wire, mode=request.mode.value, schema=schema)
+        except InvalidAnswer as exc:
+            logger.error("the elicitation callback gave an answer that does not fit the question: %s", exc)
+            raise MCPError(INTERNAL_ERROR, f"the client could not produce a valid answer: {exc.reason}") from exc
+        return checked.to_wire()
+
+    # -- completion notifications ---------------------------------------------------------
+
+    def completed(self, elicitation_id: str) -> None:
+        if elicitation_id in self._completed:
+            return  # already seen: ignore, as the spec asks
+        self._completed[elicitation_id] = None
+        if len(self._completed) > 4096:
+            self._completed.popitem(last=False)
+        event = self._waiting.pop(elicitation_id, None)
+        if event is not None:
+            event.set()
+
+    def is_complete(self, elicitation_id: str) -> bool:
+        return elicitation_id in self._completed
+
+    async def wait_complete(self, elicitation_id: str, timeout: float | None = None) -> bool:
+        """Wait for the server's completion notice; False when ``timeout`` runs out first."""
+        if elicitation_id in self._completed:
+            return True
+        event = self._waiting.setdefault(elicitation_id, anyio.Event())
+        with anyio.move_on_after(timeout if timeout is not None else float("inf")):
+            await event.wait()
+            return True
+        return False
