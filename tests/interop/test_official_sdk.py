@@ -26,6 +26,7 @@ from mcp import types as mcp_types
 from mcp.client.streamable_http import streamable_http_client
 
 from elicitkit import Client
+from elicitkit.elicitation.requests import FormRequest, UrlRequest
 
 from .support import OFFICIAL_SERVER, OUR_SERVER
 
@@ -144,8 +145,8 @@ async def test_our_client_answers_official_elicitation(official_target: Any) -> 
         ]
     )
 
-    async def on_elicit(params: dict[str, Any]) -> dict[str, Any]:
-        asked.append(params)
+    async def on_elicit(request: FormRequest | UrlRequest) -> dict[str, Any]:
+        asked.append(request)
         return next(answers)
 
     with anyio.fail_after(STEP):
@@ -157,9 +158,11 @@ async def test_our_client_answers_official_elicitation(official_target: Any) -> 
     assert declined.text == "no contact: decline"
     assert len(asked) == 2
     request = asked[0]
-    assert request["message"] == "Who should I greet?"
-    assert request.get("mode", "form") == "form"
-    schema = request["requestedSchema"]
+    assert isinstance(request, FormRequest)
+    assert request.message == "Who should I greet?"
+    assert request.mode == "form"
+    assert request.origin is not None and request.origin.location == client.transport.describe()
+    schema = request.requested_schema
     assert schema["properties"]["name"]["type"] == "string"
     assert schema["properties"]["age"]["type"] == "integer"
     assert sorted(schema["required"]) == ["age", "name"]

@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError
+from jsonschema.validators import extend
 from referencing import Registry
 
 from elicitkit.elicitation.errors import InvalidAnswer
@@ -35,11 +36,7 @@ def _is_int(_: Any, value: Any) -> bool:
 
 
 _TYPES = Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_int)
-_StrictValidator = type(
-    "StrictFormValidator",
-    (Draft202012Validator,),
-    {"TYPE_CHECKER": _TYPES},
-)
+_StrictValidator = extend(Draft202012Validator, type_checker=_TYPES)
 _FORMATS = FormatChecker(["date", "date-time", "uri", "email"])
 
 

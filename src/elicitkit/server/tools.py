@@ -56,10 +56,15 @@ class _Arguments(BaseModel):
 
 
 def _is_context_type(annotation: Any) -> bool:
+    """``Context``, a subclass, or ``Context | None``."""
     from elicitkit.server.context import Context
 
-    origin = get_origin(annotation) or annotation
-    return inspect.isclass(origin) and issubclass(origin, Context)
+    origin = get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        members = [a for a in get_args(annotation) if a is not type(None)]
+        return bool(members) and all(_is_context_type(a) for a in members)
+    target = origin or annotation
+    return inspect.isclass(target) and issubclass(target, Context)
 
 
 def _unwrap_annotated(annotation: Any) -> tuple[Any, list[Any]]:
@@ -118,7 +123,8 @@ class FunctionPlan:
         if self.is_async:
             return await self.fn(**values)
         if thread:
-            return await anyio.to_thread.run_sync(lambda: self.fn(**values))
+            # abandon_on_cancel: a timeout or cancellation answers now; the thread finishes alone.
+            return await anyio.to_thread.run_sync(lambda: self.fn(**values), abandon_on_cancel=True)
         outcome = self.fn(**values)
         if inspect.isawaitable(outcome):
             return await outcome
