@@ -16,9 +16,11 @@ CASES = [
     (LATEST, "tools_call", None),
     (LATEST, "sse-retry", None),
     (LATEST, "json-schema-2020-12-preservation", None),
+    (LATEST, "elicitation-sep1034-client-defaults", None),
     (STABLE, "initialize", None),
     (STABLE, "tools_call", None),
     (STABLE, "sse-retry", None),
+    (STABLE, "elicitation-sep1034-client-defaults", None),
 ]
 
 

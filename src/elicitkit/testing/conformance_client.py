@@ -18,6 +18,8 @@ from typing import Any
 import anyio
 
 from elicitkit import Client
+from elicitkit.elicitation.requests import ElicitRequest
+from elicitkit.elicitation.results import ElicitationResult
 
 Scenario = Callable[[str, dict[str, Any]], Awaitable[None]]
 SCENARIOS: dict[str, Scenario] = {}
@@ -71,6 +73,18 @@ async def json_schema_preservation(url: str, context: dict[str, Any]) -> None:
         if tool is None:
             raise SystemExit("json_schema_2020_12_tool not offered")
         await client.call_tool("json_schema_echo", {"schema": tool.input_schema})
+
+
+@scenario("elicitation-sep1034-client-defaults", "elicitation-defaults")
+async def elicitation_defaults(url: str, context: dict[str, Any]) -> None:
+    """Accept without typing anything: the client fills every schema default in (SEP-1034)."""
+
+    async def accept_defaults(request: ElicitRequest) -> ElicitationResult[Any]:
+        return ElicitationResult.accept({})
+
+    async with _client(url, elicitation_callback=accept_defaults) as client:
+        result = await client.call_tool("test_client_elicitation_defaults", {})
+        log.info("test_client_elicitation_defaults -> %s", result.text)
 
 
 async def main(argv: list[str]) -> int:
