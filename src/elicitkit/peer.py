@@ -126,6 +126,8 @@ class Peer:
         self._scopes: dict[RequestId, anyio.CancelScope] = {}
         self._tg: TaskGroup | None = None
         self._closed = False
+        # Transports that keep per-request state (HTTP streams) learn of requests ending silently.
+        self.on_unanswered: Callable[[RequestId], None] | None = None
 
     async def __aenter__(self) -> Peer:
         self._tg = anyio.create_task_group()
@@ -233,8 +235,13 @@ class Peer:
                     reply = response.to_wire() if response is not None else None
             if reply is None:
                 self.conn.discard(request.id)  # cancelled: the peer expects no answer
+                if self.on_unanswered is not None:
+                    self.on_unanswered(request.id)
             elif not self._closed:
-                await self._send(reply, request.id)
+                try:
+                    await self._send(reply, request.id)
+                except Exception:  # the transport is gone; the reader side will notice and close
+                    logger.info("could not deliver the answer to %s %r", request.method, request.id)
         finally:
             self._scopes.pop(request.id, None)
 

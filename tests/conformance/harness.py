@@ -435,9 +435,7 @@ def run_client_scenario(
     if client_timeout_ms is not None:
         args += ["--timeout", str(client_timeout_ms)]
     args += list(extra_args)
-    label = f"conformance {version} client scenario {scenario!r}" + (
-        f" at spec {spec_version}" if spec_version else ""
-    )
+    label = f"conformance {version} client scenario {scenario!r}" + (f" at spec {spec_version}" if spec_version else "")
     return _run_with_output(version, "client", args, label, timeout, output_dir, env)
 
 

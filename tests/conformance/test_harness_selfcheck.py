@@ -23,9 +23,7 @@ pytestmark = pytest.mark.conformance
 
 
 def test_cached_node_is_v22() -> None:
-    out = subprocess.run(
-        [str(node_binary()), "--version"], capture_output=True, text=True, timeout=30, check=True
-    )
+    out = subprocess.run([str(node_binary()), "--version"], capture_output=True, text=True, timeout=30, check=True)
     assert out.stdout.strip().startswith(f"v{NODE_MAJOR}."), out.stdout
 
 
@@ -40,9 +38,7 @@ def test_suite_reports_its_version(version: str) -> None:
 def test_list_mentions_core_scenarios(version: str) -> None:
     result = run_conformance(version, ["list"], timeout=60)
     assert result.returncode == 0, result.summary()
-    listed = {
-        line.strip()[2:].split(" ")[0] for line in result.stdout.splitlines() if line.strip()[:2] == "- "
-    }
+    listed = {line.strip()[2:].split(" ")[0] for line in result.stdout.splitlines() if line.strip()[:2] == "- "}
     for scenario in ("initialize", "tools_call"):
         assert scenario in listed, f"{scenario!r} missing from `list` of {version}:\n{result.stdout}"
 
@@ -99,9 +95,7 @@ def test_parser_reports_failed_checks(tmp_path: Path) -> None:
 def test_client_that_does_nothing_is_not_ok(tmp_path: Path) -> None:
     # The suite itself says "OVERALL: PASSED" (0/0 checks, exit 0) for a client that never
     # connects; the harness must not.
-    result = run_client_scenario(
-        CONFORMANCE_VERSIONS[0], "initialize", "true", output_dir=tmp_path, timeout=60
-    )
+    result = run_client_scenario(CONFORMANCE_VERSIONS[0], "initialize", "true", output_dir=tmp_path, timeout=60)
     assert result.returncode == 0, result.summary()
     assert not result.ok
     assert "no check passed or failed" in result.summary()

@@ -36,7 +36,7 @@ def _is_int(_: Any, value: Any) -> bool:
 
 
 _TYPES = Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_int)
-_StrictValidator = extend(Draft202012Validator, type_checker=_TYPES)
+_StrictValidator = extend(Draft202012Validator, type_checker=_TYPES)  # type: ignore[no-untyped-call]
 _FORMATS = FormatChecker(["date", "date-time", "uri", "email"])
 
 

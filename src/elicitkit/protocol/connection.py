@@ -26,6 +26,7 @@ from elicitkit.protocol.jsonrpc import (
     Response,
     decode,
     parse,
+    valid_id,
 )
 
 CANCELLED = "notifications/cancelled"
@@ -181,7 +182,7 @@ class Connection:
     def _on_cancel(self, params: dict[str, Any]) -> Event:
         request_id = params.get("requestId")
         reason = params.get("reason")
-        if not isinstance(request_id, (int, str)) or request_id not in self._in_flight:
+        if not valid_id(request_id) or request_id not in self._in_flight:
             return Dropped(f"cancellation for a request that is not running: {request_id!r}")
         if self._in_flight[request_id]:
             return Dropped(f"request {request_id!r} was already cancelled")
@@ -192,7 +193,7 @@ class Connection:
         params = msg.params or {}
         token = params.get("progressToken")
         progress = params.get("progress")
-        if not isinstance(token, (int, str)) or token not in self._progress:
+        if not valid_id(token) or token not in self._progress:
             return Dropped(f"progress for an unknown token: {token!r}")
         if not isinstance(progress, (int, float)) or isinstance(progress, bool):
             return Dropped("progress notification without a numeric progress")

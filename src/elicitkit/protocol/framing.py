@@ -36,7 +36,7 @@ class LineFramer:
                 rest = data[start:]
                 if self._discarding:
                     self._discarded += len(rest)
-                elif len(self._buf) + len(rest) > self.max_bytes:
+                elif len(self._buf) + len(rest) > self.max_bytes + 1:  # +1: a trailing \r is not content
                     self._discarding = True
                     self._discarded = len(self._buf) + len(rest)
                     self._buf.clear()
@@ -100,8 +100,12 @@ class SSEParser:
     _event: str = ""
     _id_seen: bool = False
     _pending_retry: int | None = None
+    _skip_lf: bool = False  # the previous chunk ended in \r: a \n starting this one belongs to it
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
+        if self._skip_lf and chunk.startswith(b"\n"):
+            chunk = chunk[1:]
+        self._skip_lf = False
         self._buf += chunk
         events: list[SSEEvent] = []
         while True:
@@ -121,7 +125,8 @@ class SSEParser:
         r = buf.find(b"\r")
         if r >= 0 and (n < 0 or r < n):
             if r + 1 == len(buf):
-                return None  # might be \r\n split across chunks
+                self._skip_lf = True  # a \r\n may be split across chunks
+                return (r, 1)
             return (r, 2 if buf[r + 1 : r + 2] == b"\n" else 1)
         if n >= 0:
             return (n, 1)

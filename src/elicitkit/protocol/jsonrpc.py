@@ -79,7 +79,7 @@ class InvalidMessage(Exception):
         return ErrorResponse(self.request_id, self.error).to_wire()
 
 
-def _valid_id(value: object) -> bool:
+def valid_id(value: object) -> bool:
     return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
 
 
@@ -108,7 +108,7 @@ def parse(obj: Any) -> Message:
         raise InvalidMessage(MCPError(INVALID_REQUEST, "a JSON-RPC message must be a JSON object"))
     raw_id = obj.get("id")
     has_id = "id" in obj
-    request_id: RequestId | None = raw_id if _valid_id(raw_id) else None
+    request_id: RequestId | None = raw_id if valid_id(raw_id) else None
     if obj.get("jsonrpc") != "2.0":
         raise InvalidMessage(MCPError(INVALID_REQUEST, 'the "jsonrpc" member must be exactly "2.0"'), request_id)
     method = obj.get("method")

@@ -77,6 +77,7 @@ class _Stream:
     """The outgoing messages of one request (or of the standalone GET stream), replayable."""
 
     __slots__ = (
+        "answering",
         "changed",
         "delivered",
         "detach_retry_ms",
@@ -97,6 +98,7 @@ class _Stream:
         self.delivered = 0  # highest seq a live listener has written out
         self.listeners = 0
         self.detach_retry_ms: int | None = None  # set: end the live connection, client resumes later
+        self.answering = True  # the POST has not yet chosen between a JSON and an SSE answer
         self.changed = anyio.Event()
 
     def push(self, payload: bytes, final: bool) -> None:
@@ -104,11 +106,20 @@ class _Stream:
         self.next_seq += 1
         if final:
             self.done = True
-        self.changed.set()
+        self.notify()
+
+    def end_silently(self) -> None:
+        """The request ended without a response (it was cancelled): nothing more will come."""
+        self.done = True
+        self.notify()
+
+    def notify(self) -> None:
+        """Wake every waiter: the notifier swaps the event, so no waiter is ever left behind."""
+        woken, self.changed = self.changed, anyio.Event()
+        woken.set()
 
     async def wait(self) -> None:
         await self.changed.wait()
-        self.changed = anyio.Event()
 
     def after(self, seq: int) -> list[tuple[int, bytes, bool]]:
         return [e for e in self.events if e[0] > seq]
@@ -145,11 +156,18 @@ class HTTPSession:
     def close_stream(self, request_id: RequestId, retry_ms: int) -> bool:
         """End the live SSE connection of a request; the client resumes it with ``Last-Event-ID``."""
         stream = self.streams.get(request_id)
-        if stream is None or stream.done or stream.listeners == 0:
+        if stream is None or stream.done or (stream.listeners == 0 and not stream.answering):
             return False
         stream.detach_retry_ms = retry_ms
-        stream.changed.set()
+        stream.notify()
         return True
+
+    def request_unanswered(self, request_id: RequestId) -> None:
+        stream = self.streams.get(request_id)
+        if stream is not None:
+            stream.end_silently()
+            if stream.listeners == 0:
+                self.drop_stream(stream)
 
     async def route(self, message: JSON, related: RequestId | None) -> None:
         """The session's send: put each message on the stream it belongs to."""
@@ -238,6 +256,7 @@ class StreamableHTTPHandler:
         hs = HTTPSession(secrets.token_urlsafe(24))
         hs.session = self.server.create_session(hs.route, max_message_bytes=self.max_message_bytes)
         hs.session.transport_hooks = hs
+        hs.session.peer.on_unanswered = hs.request_unanswered
         await tg.start(self._session_main, hs)
         self.sessions[hs.session_id] = hs
         return hs
@@ -375,16 +394,29 @@ class StreamableHTTPHandler:
     async def _answer(self, hs: HTTPSession, stream: _Stream, receive: Receive, send: ASGISend) -> None:
         """Wait for the first outgoing message: the response alone -> JSON, anything else -> SSE."""
         session_header = (b"mcp-session-id", hs.session_id.encode())
+
+        async def decided() -> None:  # a message, the end, or a close_stream() before any message
+            while not (stream.events or stream.done or stream.detach_retry_ms is not None):
+                await stream.wait()
+
         if not stream.events:
-            disconnected = await _wait_or_disconnect(stream.wait, receive)
+            disconnected = await _wait_or_disconnect(decided, receive)
             if disconnected:
+                stream.answering = False
+                stream.detach_retry_ms = None
                 if stream.done:
                     hs.drop_stream(stream)
                 else:
                     self._retire_when_done(hs, stream)
                 return
-        first = stream.events[0]
-        if self.json_response and first[2]:
+        stream.answering = False
+        if not stream.events and stream.done:  # cancelled before it said anything: an empty stream, then done
+            hs.drop_stream(stream)
+            await send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, session_header]})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        first = stream.events[0] if stream.events else None  # None: closed early, so SSE with a priming event
+        if self.json_response and first is not None and first[2]:
             hs.drop_stream(stream)
             await send(
                 {
@@ -397,6 +429,8 @@ class StreamableHTTPHandler:
             return
         await send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, session_header]})
         priming = self._wants_priming(hs)
+        if not priming:
+            stream.detach_retry_ms = None  # without event ids the client could not resume: keep the stream
         if priming:
             await send(
                 {"type": "http.response.body", "body": sse_event(b"", event_id=f"{stream.key}/0"), "more_body": True}
@@ -429,6 +463,9 @@ class StreamableHTTPHandler:
         async def write() -> None:
             nonlocal cursor, finished
             while True:
+                if stream.done and cursor >= stream.next_seq - 1:
+                    finished = True  # ended without a response (cancelled): close the stream
+                    return
                 for seq, payload, final in stream.after(cursor):
                     event_id = f"{stream.key}/{seq}" if with_ids else None
                     await send(
@@ -442,8 +479,9 @@ class StreamableHTTPHandler:
                 if stream.detach_retry_ms is not None:
                     retry = stream.detach_retry_ms
                     stream.detach_retry_ms = None
+                    # more_body False: end the response cleanly (an unfinished one reads as an error)
                     await send(
-                        {"type": "http.response.body", "body": f"retry: {retry}\n\n".encode(), "more_body": True}
+                        {"type": "http.response.body", "body": f"retry: {retry}\n\n".encode(), "more_body": False}
                     )
                     return
                 await stream.wait()

@@ -74,15 +74,21 @@ async def serve_stdio(
                 except BlockingIOError:
                     await anyio.wait_writable(out_fd)
                     continue
+                except (BrokenPipeError, ConnectionResetError):
+                    session.peer.close("the client stopped reading")
+                    stop.set()
+                    return
                 view = view[written:]
 
+    stop = anyio.Event()
     session = server.create_session(send, max_message_bytes=max_message_bytes)
     framer = LineFramer(max_message_bytes)
     saved_stdout = sys.stdout
     if stdout is None:
         sys.stdout = sys.stderr  # protect the protocol stream from print()
     try:
-        async with session.peer:
+        async with session.peer, anyio.create_task_group() as tg:
+            tg.start_soon(_cancel_on, stop, tg.cancel_scope)
             reader = await _pipe_reader(in_stream)
             while True:
                 if reader is not None:
@@ -100,8 +106,14 @@ async def serve_stdio(
                 if not chunk:
                     break
             session.peer.close("stdin closed")
+            tg.cancel_scope.cancel()
     finally:
         sys.stdout = saved_stdout
+
+
+async def _cancel_on(event: anyio.Event, scope: anyio.CancelScope) -> None:
+    await event.wait()
+    scope.cancel()
 
 
 class StdioTransport:
