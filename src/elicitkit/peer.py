@@ -9,10 +9,12 @@ an HTTP transport can put it on the right stream. It never touches bytes on a wi
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import logging
 import math
-from collections.abc import Awaitable, Callable, Coroutine
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from typing import Any, Protocol
 
 import anyio
@@ -128,6 +130,10 @@ class Peer:
         self._closed = False
         # Transports that keep per-request state (HTTP streams) learn of requests ending silently.
         self.on_unanswered: Callable[[RequestId], None] | None = None
+        self._pause_depth = 0
+        self._pause_started = 0.0
+        self._pause_total = 0.0
+        self._unpaused = anyio.Event()
 
     async def __aenter__(self) -> Peer:
         self._tg = anyio.create_task_group()
@@ -263,13 +269,19 @@ class Peer:
         waiter = _Waiter(on_progress)
         self._waiters[request.id] = waiter
         limit = self.default_timeout if timeout is None else timeout
+        bounded = limit is not None and limit > 0
         try:
-            with anyio.fail_after(limit if limit is not None and limit > 0 else math.inf):
+            paused_before = self._paused_time()
+            with anyio.move_on_after(limit if bounded else math.inf) as scope:
                 await self._send(request.to_wire(), related)
                 await waiter.event.wait()
-        except TimeoutError:
-            await self._abandon(request.id, "timeout")
-            raise RequestTimeout(method, limit or 0.0) from None
+            if scope.cancelled_caught and not waiter.event.is_set():
+                assert limit is not None
+                if not await self._wait_out_pauses(waiter, limit, paused_before):
+                    await self._abandon(request.id, "timeout")
+                    raise RequestTimeout(method, limit)
+        except RequestTimeout:
+            raise
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await self._abandon(request.id, "cancelled")
@@ -278,6 +290,53 @@ class Peer:
             raise waiter.error
         assert waiter.result is not None
         return waiter.result
+
+    # -- pausing timeouts while a person answers ------------------------------------------
+
+    @contextlib.contextmanager
+    def timeouts_paused(self) -> Iterator[None]:
+        """Outgoing requests' timeouts stand still inside this block.
+
+        A client answering a server's question (a person typing into a form) must not have the
+        very call that asked time out underneath it; the paused time is added to every deadline.
+        """
+        if self._pause_depth == 0:
+            self._pause_started = time.monotonic()
+        self._pause_depth += 1
+        try:
+            yield
+        finally:
+            self._pause_depth -= 1
+            if self._pause_depth == 0:
+                self._pause_total += time.monotonic() - self._pause_started
+                woken, self._unpaused = self._unpaused, anyio.Event()
+                woken.set()
+
+    def _paused_time(self) -> float:
+        ongoing = time.monotonic() - self._pause_started if self._pause_depth else 0.0
+        return self._pause_total + ongoing
+
+    async def _wait_out_pauses(self, waiter: _Waiter, limit: float, paused_before: float) -> bool:
+        """The first deadline passed; extend it by time spent paused. True if the answer came."""
+        while not waiter.event.is_set():
+            if self._pause_depth:
+                async with anyio.create_task_group() as tg:
+
+                    async def settle() -> None:
+                        await waiter.event.wait()
+                        tg.cancel_scope.cancel()
+
+                    tg.start_soon(settle)
+                    await self._unpaused.wait()
+                    tg.cancel_scope.cancel()
+                continue
+            credit = self._paused_time() - paused_before
+            if credit <= 0:
+                return False
+            paused_before += credit
+            with anyio.move_on_after(credit):
+                await waiter.event.wait()
+        return True
 
     async def _abandon(self, request_id: RequestId, reason: str) -> None:
         self._waiters.pop(request_id, None)

@@ -277,7 +277,7 @@ class Client:
             raise required  # nothing new to do: retrying would loop
         seen |= keys
         for request in required.elicitations:
-            answer = to_wire_answer(await self.elicitation.callback(request))
+            answer = to_wire_answer(await _maybe_await(self.elicitation.callback(request)))
             if answer.get("action") != "accept":
                 raise required
         for request in required.elicitations:
@@ -331,7 +331,8 @@ class Client:
             if self.elicitation.callback is None:
                 raise MCPError(METHOD_NOT_FOUND, "this client does not support elicitation")
             version = self.handshake.negotiated_version or self.handshake.protocol_version
-            return await self.elicitation.answer(request.params, version=version, origin=self.origin)
+            with self.peer.timeouts_paused():  # a person is answering: our own calls must not time out
+                return await self.elicitation.answer(request.params, version=version, origin=self.origin)
         if method == "sampling/createMessage":
             if self.sampling_callback is None:
                 raise MCPError(METHOD_NOT_FOUND, "this client does not support sampling")

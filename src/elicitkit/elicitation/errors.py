@@ -44,6 +44,14 @@ class ElicitationUnsupported(ElicitationError):
     """The client cannot be asked this way (no ``elicitation`` capability, or not this mode/era)."""
 
 
+class ElicitationFailed(ElicitationError):
+    """The client answered the question with an error instead of a result (``.error``)."""
+
+    def __init__(self, error: MCPError) -> None:
+        self.error = error
+        super().__init__(f"the client could not answer: {error.message} ({error.code})")
+
+
 class ElicitationTimeout(ElicitationError, TimeoutError):
     """Nobody answered within the elicitation's timeout; the question was withdrawn."""
 

@@ -334,7 +334,10 @@ def _choices(annotation: Any) -> tuple[list[str], dict[str, str]] | None:
             raise _FieldProblem("Literal choices must all be strings")
         return values, {}
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
-        options = options_of(annotation)
+        try:
+            options = options_of(annotation)
+        except TypeError as exc:
+            raise _FieldProblem(str(exc)) from None
         titles = {v: t for v, t in options if t is not None}
         return [v for v, _ in options], titles
     return None

@@ -13,11 +13,11 @@ import logging
 from typing import Any
 
 from elicitkit.elicitation.answers import parse_result
-from elicitkit.elicitation.errors import ElicitationTimeout, ElicitationUnsupported, InvalidAnswer
+from elicitkit.elicitation.errors import ElicitationFailed, ElicitationTimeout, ElicitationUnsupported, InvalidAnswer
 from elicitkit.elicitation.requests import FormRequest, UrlRequest
 from elicitkit.elicitation.results import AcceptedElicitation, ElicitationResult
 from elicitkit.elicitation.schema import Form
-from elicitkit.protocol.errors import RequestTimeout
+from elicitkit.protocol.errors import MCPError, RequestTimeout
 from elicitkit.protocol.versions import LATEST_LEGACY
 from elicitkit.server.session import RequestContext
 
@@ -44,6 +44,10 @@ async def _send(request: RequestContext, params: dict[str, Any], timeout: float 
         return await request.send_request("elicitation/create", params, timeout=limit)
     except RequestTimeout:
         raise ElicitationTimeout(f"no answer within {limit:g}s; the question was withdrawn") from None
+    except MCPError as exc:
+        if exc.is_local:  # the connection went away: not the user's answer, let it through
+            raise
+        raise ElicitationFailed(exc) from None
 
 
 async def ask_form(

@@ -1,0 +1,408 @@
+"""The conformance "everything server", written with elicitkit's decorator framework.
+
+The official MCP conformance suite (``@modelcontextprotocol/conformance``, server mode) expects a
+server offering a fixed set of tools, resources and prompts with known names and answers. This
+module is that server for the legacy protocol eras (2025-06-18 and 2025-11-25), and doubles as a
+showcase of the framework: every tool is a plain function whose type hints are its input schema.
+
+Run it with::
+
+    python -m elicitkit.testing.everything --port 3001     # http://127.0.0.1:3001/mcp
+
+and point the suite at it::
+
+    node .../conformance/dist/index.js server --url http://localhost:3001/mcp
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import struct
+import wave
+import zlib
+from typing import Any
+
+import anyio
+
+from elicitkit import (
+    Audio,
+    Context,
+    EmbeddedResource,
+    Image,
+    Message,
+    Server,
+    ToolError,
+    UserMessage,
+)
+from elicitkit.server.tools import make_tool
+
+__all__ = ["JSON_SCHEMA_2020_12", "PNG", "WAV", "build_server", "main", "server"]
+
+
+# ----------------------------------------------------------------------------- media
+
+
+def _tiny_png() -> bytes:
+    """A valid 1x1 PNG (one opaque red pixel), built by hand: signature, IHDR, IDAT, IEND."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)  # 1x1, 8-bit depth, RGB, no interlace
+    scanline = b"\x00" + b"\xff\x00\x00"  # filter byte "none", then one RGB pixel
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(scanline)) + chunk(b"IEND", b"")
+
+
+def _tiny_wav() -> bytes:
+    """A valid WAV: 10 ms of silence, 8 kHz, mono, 16-bit."""
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(8000)
+        out.writeframes(b"\x00\x00" * 80)
+    return buffer.getvalue()
+
+
+PNG = _tiny_png()
+WAV = _tiny_wav()
+
+# The tool schema of the ``json-schema-2020-12`` scenario: it must reach tools/list verbatim.
+JSON_SCHEMA_2020_12: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {
+        "address": {
+            "$anchor": "addressDef",
+            "type": "object",
+            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+        }
+    },
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": {"type": "string"},
+        "email": {"type": "string"},
+    },
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
+    "additionalProperties": False,
+}
+
+# Hand-written requestedSchemas for the elicitation tools (a later change derives them from types).
+ELICITATION_USER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "username": {"type": "string", "description": "User's response"},
+        "email": {"type": "string", "description": "User's email address"},
+    },
+    "required": ["username", "email"],
+}
+
+SEP1034_DEFAULTS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "description": "User name", "default": "John Doe"},
+        "age": {"type": "integer", "description": "User age", "default": 30},
+        "score": {"type": "number", "description": "User score", "default": 95.5},
+        "status": {
+            "type": "string",
+            "description": "User status",
+            "enum": ["active", "inactive", "pending"],
+            "default": "active",
+        },
+        "verified": {"type": "boolean", "description": "Verification status", "default": True},
+    },
+    "required": [],
+}
+
+SEP1330_ENUMS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "untitledSingle": {
+            "type": "string",
+            "description": "Pick one (untitled)",
+            "enum": ["option1", "option2", "option3"],
+        },
+        "titledSingle": {
+            "type": "string",
+            "description": "Pick one (titled)",
+            "oneOf": [
+                {"const": "value1", "title": "First Option"},
+                {"const": "value2", "title": "Second Option"},
+                {"const": "value3", "title": "Third Option"},
+            ],
+        },
+        "legacyEnum": {
+            "type": "string",
+            "description": "Pick one (legacy enumNames)",
+            "enum": ["opt1", "opt2", "opt3"],
+            "enumNames": ["Option One", "Option Two", "Option Three"],
+        },
+        "untitledMulti": {
+            "type": "array",
+            "description": "Pick several (untitled)",
+            "minItems": 1,
+            "maxItems": 3,
+            "items": {"type": "string", "enum": ["option1", "option2", "option3"]},
+        },
+        "titledMulti": {
+            "type": "array",
+            "description": "Pick several (titled)",
+            "minItems": 1,
+            "maxItems": 3,
+            "items": {
+                "anyOf": [
+                    {"const": "value1", "title": "First Choice"},
+                    {"const": "value2", "title": "Second Choice"},
+                    {"const": "value3", "title": "Third Choice"},
+                ]
+            },
+        },
+    },
+    "required": [],
+}
+
+STEP_DELAY = 0.05  # seconds between the notifications of the logging and progress tools
+
+
+def _answer_text(result: dict[str, Any]) -> str:
+    """``action=..., content={...}`` for an ElicitResult."""
+    return f"action={result.get('action')}, content={json.dumps(result.get('content', {}))}"
+
+
+async def _elicit(ctx: Context, message: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """A raw legacy ``elicitation/create`` round trip (a form-mode request with ``schema``)."""
+    if not ctx.client_supports("elicitation"):
+        raise ToolError("This client does not support elicitation (no 'elicitation' capability)")
+    return await ctx.session.send_request(
+        "elicitation/create",
+        {"message": message, "requestedSchema": schema},
+        related=ctx.request_id,
+    )
+
+
+# ----------------------------------------------------------------------------- the server
+
+
+def build_server() -> Server:
+    """A fresh everything-server (each call registers everything again on a new ``Server``)."""
+    server = Server(
+        "elicitkit-everything-server",
+        "1.0.0",
+        instructions="The MCP conformance everything-server, written with elicitkit.",
+    )
+
+    # -- tools ------------------------------------------------------------------------
+    # Registration order is tools/list order; test_simple_text must come first.
+
+    @server.tool()
+    def test_simple_text() -> str:
+        """Answer with a fixed line of text."""
+        return "This is a simple text response for testing."
+
+    @server.tool()
+    def test_image_content() -> Image:
+        """Answer with a 1x1 PNG image."""
+        return Image(data=PNG, mime_type="image/png")
+
+    @server.tool()
+    def test_audio_content() -> Audio:
+        """Answer with a short WAV clip of silence."""
+        return Audio(data=WAV, mime_type="audio/wav")
+
+    @server.tool()
+    def test_embedded_resource() -> EmbeddedResource:
+        """Answer with a text resource embedded in the result."""
+        return EmbeddedResource(
+            uri="test://embedded-resource",
+            mime_type="text/plain",
+            text="This is an embedded resource content.",
+        )
+
+    @server.tool()
+    def test_multiple_content_types() -> list[str | Image | EmbeddedResource]:
+        """Answer with text, an image and an embedded JSON resource, in that order."""
+        return [
+            "Multiple content types test:",
+            Image(data=PNG, mime_type="image/png"),
+            EmbeddedResource(
+                uri="test://mixed-content-resource",
+                mime_type="application/json",
+                text='{"test":"data","value":123}',
+            ),
+        ]
+
+    @server.tool()
+    async def test_tool_with_logging(ctx: Context) -> str:
+        """Send three info-level log notifications, 50 ms apart, while running."""
+        await ctx.info("Tool execution started")
+        await anyio.sleep(STEP_DELAY)
+        await ctx.info("Tool processing data")
+        await anyio.sleep(STEP_DELAY)
+        await ctx.info("Tool execution completed")
+        return "Tool with logging executed successfully"
+
+    @server.tool()
+    def test_error_handling() -> str:
+        """Always fail: a tool error is an ``isError`` result, not a JSON-RPC error."""
+        raise ToolError("This tool intentionally returns an error for testing")
+
+    @server.tool()
+    async def test_tool_with_progress(ctx: Context) -> str:
+        """Report progress 0, 50 and 100 (of 100), 50 ms apart, to the caller's progress token."""
+        await ctx.report_progress(0, 100, "Starting")
+        await anyio.sleep(STEP_DELAY)
+        await ctx.report_progress(50, 100, "Halfway")
+        await anyio.sleep(STEP_DELAY)
+        await ctx.report_progress(100, 100, "Done")
+        return "Tool with progress executed successfully"
+
+    @server.tool()
+    async def test_sampling(prompt: str, ctx: Context) -> str:
+        """Ask the client's LLM to answer ``prompt`` (``sampling/createMessage``) and return its reply.
+
+        Args:
+            prompt: The prompt to send to the LLM.
+        """
+        if not ctx.client_supports("sampling"):
+            raise ToolError("This client does not support sampling (no 'sampling' capability)")
+        result = await ctx.session.send_request(
+            "sampling/createMessage",
+            {"messages": [{"role": "user", "content": {"type": "text", "text": prompt}}], "maxTokens": 100},
+            related=ctx.request_id,
+        )
+        content = result.get("content")
+        text = content.get("text") if isinstance(content, dict) else None
+        return f"LLM response: {text if text is not None else json.dumps(content)}"
+
+    @server.tool()
+    async def test_elicitation(message: str, ctx: Context) -> str:
+        """Ask the user for a username and an email address (``elicitation/create``).
+
+        Args:
+            message: The message to show the user.
+        """
+        result = await _elicit(ctx, message, ELICITATION_USER_SCHEMA)
+        return f"User response: {_answer_text(result)}"
+
+    @server.tool()
+    async def test_elicitation_sep1034_defaults(ctx: Context) -> str:
+        """Ask for five fields that all carry defaults: string, integer, number, enum, boolean (SEP-1034)."""
+        result = await _elicit(ctx, "Please review and update the form fields with defaults", SEP1034_DEFAULTS_SCHEMA)
+        return f"Elicitation completed: {_answer_text(result)}"
+
+    @server.tool()
+    async def test_elicitation_sep1330_enums(ctx: Context) -> str:
+        """Ask with all five enum shapes: untitled/titled single and multi select, and legacy enumNames (SEP-1330)."""
+        result = await _elicit(ctx, "Please select options from the enum fields", SEP1330_ENUMS_SCHEMA)
+        return f"Elicitation completed: {_answer_text(result)}"
+
+    @server.tool()
+    async def test_reconnection(ctx: Context) -> str:
+        """Drop this call's SSE connection mid-call, then answer on the stream the client resumes (SEP-1699).
+
+        The client reconnects with GET and ``Last-Event-ID`` and receives the result there.
+        """
+        ctx.close_sse_stream(retry_ms=200)
+        await anyio.sleep(0.3)
+        return "Reconnection test completed successfully"
+
+    # A tool whose input schema is written by hand (JSON Schema 2020-12 keywords the type hints
+    # cannot express): register the function, then replace the generated schema verbatim.
+    def json_schema_2020_12_tool() -> str:
+        """Tool with JSON Schema 2020-12 features."""
+        return "ok"
+
+    schema_tool = make_tool(json_schema_2020_12_tool)
+    schema_tool.input_schema = JSON_SCHEMA_2020_12
+    server.add_tool(schema_tool)
+
+    # -- resources --------------------------------------------------------------------
+
+    @server.resource("test://static-text", name="Static Text Resource", mime_type="text/plain")
+    def static_text() -> str:
+        """A static text resource for testing."""
+        return "This is the content of the static text resource."
+
+    @server.resource("test://static-binary", name="Static Binary Resource", mime_type="image/png")
+    def static_binary() -> bytes:
+        """A static binary resource (a 1x1 PNG) for testing."""
+        return PNG
+
+    @server.resource("test://watched-resource", name="Watched Resource", mime_type="text/plain")
+    def watched_resource() -> str:
+        """A resource clients can subscribe to."""
+        return "Watched resource content"
+
+    @server.resource("test://template/{id}/data", name="Resource Template", mime_type="application/json")
+    def template_data(id: str) -> str:
+        """Data for any id, as JSON."""
+        return json.dumps({"id": id, "templateTest": True, "data": f"Data for ID: {id}"}, separators=(",", ":"))
+
+    # -- prompts ----------------------------------------------------------------------
+
+    @server.prompt()
+    def test_simple_prompt() -> Message:
+        """A simple prompt without arguments."""
+        return UserMessage("This is a simple prompt for testing.")
+
+    @server.prompt()
+    def test_prompt_with_arguments(arg1: str, arg2: str) -> Message:
+        """A prompt with two required arguments.
+
+        Args:
+            arg1: First test argument.
+            arg2: Second test argument.
+        """
+        return UserMessage(f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'")
+
+    @server.prompt()
+    def test_prompt_with_embedded_resource(resourceUri: str) -> list[Message]:
+        """A prompt that embeds a resource.
+
+        Args:
+            resourceUri: URI of the resource to embed.
+        """
+        return [
+            UserMessage(
+                EmbeddedResource(uri=resourceUri, mime_type="text/plain", text="Embedded resource content for testing.")
+            ),
+            UserMessage("Please process the embedded resource above."),
+        ]
+
+    @server.prompt()
+    def test_prompt_with_image() -> list[Message]:
+        """A prompt that includes an image."""
+        return [UserMessage(Image(data=PNG, mime_type="image/png")), UserMessage("Please analyze the image above.")]
+
+    # -- completion -------------------------------------------------------------------
+
+    @server.completion()
+    def complete(ref: dict[str, Any], argument: str | None, value: str, context: dict[str, Any]) -> list[str]:
+        """Suggest values for prompt and template arguments: a few fixed words that start with ``value``."""
+        words = ["paris", "park", "party", "test", "testing"]
+        return [word for word in words if word.startswith(value)]
+
+    return server
+
+
+server = build_server()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m elicitkit.testing.everything [--host H] [--port P]``: serve at ``http://H:P/mcp``."""
+    parser = argparse.ArgumentParser(prog="python -m elicitkit.testing.everything", description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=3001, help="port to listen on (default 3001)")
+    args = parser.parse_args(argv)
+    anyio.run(lambda: server.run_async("http", host=args.host, port=args.port))
+
+
+if __name__ == "__main__":
+    main()
