@@ -18,7 +18,7 @@ import typing
 from typing import Annotated, Any, Literal, get_args, get_origin
 
 import annotated_types as at
-from pydantic import AnyUrl, BaseModel, TypeAdapter, create_model
+from pydantic import AnyUrl, BaseModel, PydanticUndefinedAnnotation, TypeAdapter, create_model
 from pydantic.fields import FieldInfo
 
 from elicitkit.elicitation.enums import LEGACY_ENUM_NAMES, Format, TitledEnum, Titles, options_of, titled_options
@@ -452,6 +452,11 @@ def form_for(schema: Any) -> Form:
     if _is_model(schema):
         model: type[BaseModel] = schema
         scalar = False
+        if not model.__pydantic_complete__:  # forward references not resolved yet: resolve them now
+            try:
+                model.model_rebuild()
+            except PydanticUndefinedAnnotation as exc:
+                raise SchemaError([(None, f"{model.__name__} refers to an undefined type: {exc.name}")]) from None
     else:
         try:
             TypeAdapter(schema)
