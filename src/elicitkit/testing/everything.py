@@ -22,17 +22,21 @@ import json
 import struct
 import wave
 import zlib
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import anyio
+from pydantic import BaseModel, Field
 
 from elicitkit import (
+    LEGACY_ENUM_NAMES,
     Audio,
     Context,
+    ElicitationResult,
     EmbeddedResource,
     Image,
     Message,
     Server,
+    TitledEnum,
     ToolError,
     UserMessage,
 )
@@ -94,97 +98,67 @@ JSON_SCHEMA_2020_12: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-# Hand-written requestedSchemas for the elicitation tools (a later change derives them from types).
-ELICITATION_USER_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "username": {"type": "string", "description": "User's response"},
-        "email": {"type": "string", "description": "User's email address"},
-    },
-    "required": ["username", "email"],
-}
+# The elicitation forms, as Python types: the framework renders each into its requestedSchema.
 
-SEP1034_DEFAULTS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string", "description": "User name", "default": "John Doe"},
-        "age": {"type": "integer", "description": "User age", "default": 30},
-        "score": {"type": "number", "description": "User score", "default": 95.5},
-        "status": {
-            "type": "string",
-            "description": "User status",
-            "enum": ["active", "inactive", "pending"],
-            "default": "active",
-        },
-        "verified": {"type": "boolean", "description": "Verification status", "default": True},
-    },
-    "required": [],
-}
 
-SEP1330_ENUMS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "untitledSingle": {
-            "type": "string",
-            "description": "Pick one (untitled)",
-            "enum": ["option1", "option2", "option3"],
-        },
-        "titledSingle": {
-            "type": "string",
-            "description": "Pick one (titled)",
-            "oneOf": [
-                {"const": "value1", "title": "First Option"},
-                {"const": "value2", "title": "Second Option"},
-                {"const": "value3", "title": "Third Option"},
-            ],
-        },
-        "legacyEnum": {
-            "type": "string",
-            "description": "Pick one (legacy enumNames)",
-            "enum": ["opt1", "opt2", "opt3"],
-            "enumNames": ["Option One", "Option Two", "Option Three"],
-        },
-        "untitledMulti": {
-            "type": "array",
-            "description": "Pick several (untitled)",
-            "minItems": 1,
-            "maxItems": 3,
-            "items": {"type": "string", "enum": ["option1", "option2", "option3"]},
-        },
-        "titledMulti": {
-            "type": "array",
-            "description": "Pick several (titled)",
-            "minItems": 1,
-            "maxItems": 3,
-            "items": {
-                "anyOf": [
-                    {"const": "value1", "title": "First Choice"},
-                    {"const": "value2", "title": "Second Choice"},
-                    {"const": "value3", "title": "Third Choice"},
-                ]
-            },
-        },
-    },
-    "required": [],
-}
+class UserResponse(BaseModel):
+    username: str = Field(description="User's response")
+    email: str = Field(description="User's email address")
+
+
+class DefaultsForm(BaseModel):
+    """One field of each primitive kind, every one with a default (SEP-1034)."""
+
+    name: str = Field("John Doe", description="User name")
+    age: int = Field(30, description="User age")
+    score: float = Field(95.5, description="User score")
+    status: Literal["active", "inactive", "pending"] = Field("active", description="User status")
+    verified: bool = Field(True, description="Verification status")
+
+
+class SingleChoice(TitledEnum):
+    VALUE1 = "value1", "First Option"
+    VALUE2 = "value2", "Second Option"
+    VALUE3 = "value3", "Third Option"
+
+
+class LegacyChoice(TitledEnum):
+    OPT1 = "opt1", "Option One"
+    OPT2 = "opt2", "Option Two"
+    OPT3 = "opt3", "Option Three"
+
+
+class MultiChoice(TitledEnum):
+    VALUE1 = "value1", "First Choice"
+    VALUE2 = "value2", "Second Choice"
+    VALUE3 = "value3", "Third Choice"
+
+
+Untitled = Literal["option1", "option2", "option3"]
+
+
+class EnumsForm(BaseModel):
+    """The five enum shapes of SEP-1330, each spelled as a Python type."""
+
+    untitled_single: Untitled | None = Field(None, alias="untitledSingle", description="Pick one (untitled)")
+    titled_single: SingleChoice | None = Field(None, alias="titledSingle", description="Pick one (titled)")
+    legacy_enum: Annotated[LegacyChoice, LEGACY_ENUM_NAMES] | None = Field(
+        None, alias="legacyEnum", description="Pick one (legacy enumNames)"
+    )
+    untitled_multi: list[Untitled] | None = Field(
+        None, alias="untitledMulti", min_length=1, max_length=3, description="Pick several (untitled)"
+    )
+    titled_multi: list[MultiChoice] | None = Field(
+        None, alias="titledMulti", min_length=1, max_length=3, description="Pick several (titled)"
+    )
+
 
 STEP_DELAY = 0.05  # seconds between the notifications of the logging and progress tools
 
 
-def _answer_text(result: dict[str, Any]) -> str:
-    """``action=..., content={...}`` for an ElicitResult."""
-    return f"action={result.get('action')}, content={json.dumps(result.get('content', {}))}"
-
-
-async def _elicit(ctx: Context, message: str, schema: dict[str, Any]) -> dict[str, Any]:
-    """A raw legacy ``elicitation/create`` round trip (a form-mode request with ``schema``)."""
-    if not ctx.client_supports("elicitation"):
-        raise ToolError("This client does not support elicitation (no 'elicitation' capability)")
-    return await ctx.session.send_request(
-        "elicitation/create",
-        {"message": message, "requestedSchema": schema},
-        related=ctx.request_id,
-    )
+def _answer_text(result: ElicitationResult[Any]) -> str:
+    """``action=..., content={...}`` for an elicitation outcome."""
+    return f"action={result.action.value}, content={json.dumps(result.content or {})}"
 
 
 # ----------------------------------------------------------------------------- the server
@@ -288,19 +262,19 @@ def build_server() -> Server:
         Args:
             message: The message to show the user.
         """
-        result = await _elicit(ctx, message, ELICITATION_USER_SCHEMA)
+        result = await ctx.elicit(message, UserResponse)
         return f"User response: {_answer_text(result)}"
 
     @server.tool()
     async def test_elicitation_sep1034_defaults(ctx: Context) -> str:
         """Ask for five fields that all carry defaults: string, integer, number, enum, boolean (SEP-1034)."""
-        result = await _elicit(ctx, "Please review and update the form fields with defaults", SEP1034_DEFAULTS_SCHEMA)
+        result = await ctx.elicit("Please review and update the form fields with defaults", DefaultsForm)
         return f"Elicitation completed: {_answer_text(result)}"
 
     @server.tool()
     async def test_elicitation_sep1330_enums(ctx: Context) -> str:
         """Ask with all five enum shapes: untitled/titled single and multi select, and legacy enumNames (SEP-1330)."""
-        result = await _elicit(ctx, "Please select options from the enum fields", SEP1330_ENUMS_SCHEMA)
+        result = await ctx.elicit("Please select options from the enum fields", EnumsForm)
         return f"Elicitation completed: {_answer_text(result)}"
 
     @server.tool()
