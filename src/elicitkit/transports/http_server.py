@@ -17,7 +17,7 @@ import contextlib
 import logging
 import secrets
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -660,9 +660,26 @@ async def serve_http_background(
 async def serve_http(
     server: LowLevelServer, *, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp", **options: Any
 ) -> None:
-    """Serve until interrupted."""
+    """Serve until SIGINT or SIGTERM, then shut down gracefully and return (exit status 0)."""
+    import signal
+
     import uvicorn
 
+    class _Uvicorn(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield  # signals are ours: uvicorn would re-raise them after shutting down
+
     app = create_app(server, path=path, **options)
-    config = uvicorn.Config(app, host=host, port=port, log_level="info", lifespan="on")
-    await uvicorn.Server(config).serve()
+    userver = _Uvicorn(uvicorn.Config(app, host=host, port=port, log_level="info", lifespan="on"))
+    async with anyio.create_task_group() as tg:
+
+        async def stop_on_signal() -> None:
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for _ in signals:
+                    userver.should_exit = True
+                    return
+
+        tg.start_soon(stop_on_signal)
+        await userver.serve()
+        tg.cancel_scope.cancel()
