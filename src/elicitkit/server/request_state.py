@@ -1,0 +1,493 @@
+"""Sealed ``requestState`` for 2026-07-28 multi-round requests (protocol brief §4.5).
+
+A 2026 server keeps nothing between rounds: what it needs to carry on travels in
+``requestState``, which the client echoes and an attacker may edit. So the state is sealed with
+an AEAD, bound to the request it belongs to (method, target, arguments, principal) and given a
+short expiry. Opening fails closed with one exception whose wire message never says why; the
+real reason is for the server log.
+
+Token: ``"v1." + kid + "." + base64url(nonce || ciphertext)``, no padding. The ciphertext has two
+AES-256-GCM layers. The outer one (associated data: version and key id) proves the token is
+ours and records which request it was sealed for, so a replay can be logged as "other tool"
+rather than "tampered". The inner one holds the payload under the binding as associated data,
+so a token for one request cannot be decrypted for another even if the comparison were wrong.
+
+Sans-I/O: no event loop, no logging; the clock is injectable.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+import os
+import re
+import secrets
+import struct
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from elicitkit.protocol.errors import INVALID_PARAMS, MCPError
+
+__all__ = [
+    "DEFAULT_TTL_SECONDS",
+    "ENV_VAR",
+    "MAX_TOKEN_CHARS",
+    "PUBLIC_MESSAGE",
+    "RESERVED_PARAMS",
+    "AeadStateCodec",
+    "InvalidRequestState",
+    "KeyRing",
+    "KeyRingError",
+    "SealedState",
+    "StateBinding",
+    "StateCodec",
+    "canonical_json",
+    "digest_arguments",
+    "fingerprint_question",
+]
+
+TOKEN_VERSION = "v1"
+PAYLOAD_VERSION = 1
+DEFAULT_TTL_SECONDS = 600
+MAX_TOKEN_CHARS = 64 * 1024
+KEY_BYTES = 32
+ENV_VAR = "ELICITKIT_STATE_KEYS"
+PUBLIC_MESSAGE = "requestState is invalid or expired; restart the request without it"
+# Params that are per-round plumbing, never part of what the state is bound to.
+RESERVED_PARAMS = frozenset({"_meta", "inputResponses", "requestState"})
+# Methods that may answer with InputRequiredResult, and the param naming their target.
+_TARGET_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+_NONCE = 12
+_TAG = 16
+_LEN = struct.Struct(">I")
+_MIN_BLOB = _NONCE + _TAG  # below this the token cannot even hold a nonce and a tag
+_B64URL = re.compile(r"[A-Za-z0-9_-]*")
+_LABEL = b"elicitkit/requestState/"
+
+
+# -- canonical JSON and digests -----------------------------------------------------------
+
+
+def canonical_json(value: Any) -> bytes:
+    """One byte string per JSON value, so equal arguments always give equal digests.
+
+    Sorted keys, compact separators, UTF-8 without escaping; ``1``, ``1.0``, ``"1"`` and
+    ``true`` stay distinct. Lone surrogates (valid in Python JSON, not in UTF-8) are encoded
+    with ``surrogatepass`` so hostile arguments cannot crash the binding computation.
+    """
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return text.encode("utf-8", "surrogatepass")
+
+
+def digest_arguments(arguments: Mapping[str, Any] | None) -> str:
+    """SHA-256 hex of the canonical arguments: what a sealed state is bound to.
+
+    ``None`` counts as ``{}`` (an omitted ``arguments`` is an empty one). Top-level
+    ``_meta``, ``inputResponses`` and ``requestState`` are dropped: they change every round.
+    """
+    salient = {} if arguments is None else {k: v for k, v in arguments.items() if k not in RESERVED_PARAMS}
+    return hashlib.sha256(canonical_json(salient)).hexdigest()
+
+
+def fingerprint_question(question: Any) -> str:
+    """A short (128-bit) fingerprint of an input request, to pin a recorded answer to it.
+
+    If a handler later asks something different under the same key, the old answer no longer
+    matches and must not be replayed.
+    """
+    return _b64encode(hashlib.sha256(canonical_json(question)).digest()[:16])
+
+
+# -- binding ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StateBinding:
+    """The request a state belongs to; a token opens only for an equal binding."""
+
+    method: str
+    target: str  # tool or prompt name, or resource URI
+    arguments_digest: str  # digest_arguments(...) of the request's arguments
+    principal: str | None = None  # the authenticated user, when there is one
+
+    @classmethod
+    def for_request(cls, method: str, params: Mapping[str, Any], principal: str | None = None) -> StateBinding:
+        """The binding of a ``tools/call``, ``prompts/get`` or ``resources/read`` request.
+
+        Tools and prompts bind ``name`` and ``arguments``; a resource binds ``uri`` and any
+        other params. Raises ``ValueError`` for other methods or a missing target.
+        """
+        target_param = _TARGET_PARAM.get(method)
+        if target_param is None:
+            raise ValueError(f"{method} cannot carry requestState")
+        target = params.get(target_param)
+        if not isinstance(target, str):
+            raise ValueError(f"{method} params need a string {target_param!r}")
+        if method == "resources/read":
+            arguments: Any = {k: v for k, v in params.items() if k != "uri"}
+        else:
+            arguments = params.get("arguments")
+            if arguments is not None and not isinstance(arguments, Mapping):
+                raise ValueError(f"{method} arguments must be an object")
+        return cls(method, target, digest_arguments(arguments), principal)
+
+    def _fields(self) -> list[str | None]:
+        return [self.method, self.target, self.arguments_digest, self.principal]
+
+
+def _mismatch(recorded: Sequence[Any], expected: StateBinding) -> str | None:
+    """Why a recorded binding differs from the request's, for the log (None if equal)."""
+    method, target, digest, principal = recorded
+    if method != expected.method:
+        return f"replayed against another method (sealed for {_preview(method)}, got {_preview(expected.method)})"
+    if target != expected.target:
+        return f"replayed against another target (sealed for {_preview(target)}, got {_preview(expected.target)})"
+    if digest != expected.arguments_digest:
+        return f"replayed with other arguments (digest {str(digest)[:12]}…, got {expected.arguments_digest[:12]}…)"
+    if principal != expected.principal:
+        if principal is None:
+            return "replayed by a principal (sealed without one)"
+        if expected.principal is None:
+            return "replayed without a principal (sealed for one)"
+        return "replayed by another principal"
+    return None
+
+
+# -- payload ------------------------------------------------------------------------------
+
+
+class SealedState(BaseModel):
+    """What a server keeps between rounds; the codec stamps version, binding, ``exp`` and ``nonce``.
+
+    The caller decides ``round``, ``questions`` (key -> :func:`fingerprint_question` of what
+    was asked), ``answers`` (key -> the answer received, for deterministic replay) and ``app``
+    (any JSON). Every answer needs a question, so it can be checked against what is asked now.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+    version: int = PAYLOAD_VERSION
+    method: str = ""
+    target: str = ""
+    arguments_digest: str = ""
+    principal: str | None = None
+    exp: int = 0
+    round: int = Field(default=0, ge=0)
+    nonce: str = ""
+    questions: dict[str, str] = Field(default_factory=dict)
+    answers: dict[str, Any] = Field(default_factory=dict)
+    app: Any = None
+
+    @model_validator(mode="after")
+    def _answers_are_pinned(self) -> SealedState:
+        unpinned = sorted(set(self.answers) - set(self.questions))
+        if unpinned:
+            raise ValueError(f"answers without a question fingerprint: {unpinned}")
+        return self
+
+    @property
+    def binding(self) -> StateBinding:
+        return StateBinding(self.method, self.target, self.arguments_digest, self.principal)
+
+    def answer_matches(self, key: str, question: Any) -> bool:
+        """True if an answer is recorded for ``key`` and it answered exactly ``question``."""
+        return key in self.answers and self.questions.get(key) == fingerprint_question(question)
+
+
+# -- errors -------------------------------------------------------------------------------
+
+
+class InvalidRequestState(Exception):
+    """Any failure to open a state. ``str()`` is the public message; log ``reason``.
+
+    One type and one wire message for every cause, so a client learns nothing about which
+    check failed; ``reason`` names it for the operator.
+    """
+
+    public_message: ClassVar[str] = PUBLIC_MESSAGE
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(PUBLIC_MESSAGE)
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"InvalidRequestState(reason={self.reason!r})"
+
+    def to_mcp_error(self) -> MCPError:
+        """The ``-32602`` error to send: public message only, no ``data``."""
+        return MCPError(INVALID_PARAMS, PUBLIC_MESSAGE)
+
+
+class KeyRingError(ValueError):
+    """A key could not be used; the message says which one and why, never its value."""
+
+
+# -- keys ---------------------------------------------------------------------------------
+
+
+class _Key:
+    """One master key's derived ciphers and id; the raw bytes are not kept as an attribute."""
+
+    __slots__ = ("inner", "kid", "outer")
+
+    def __init__(self, key: bytes) -> None:
+        self.kid = _b64encode(hashlib.sha256(_LABEL + b"key-id\x00" + key).digest()[:6])
+        self.outer = AESGCM(hmac.new(key, _LABEL + b"outer", hashlib.sha256).digest())
+        self.inner = AESGCM(hmac.new(key, _LABEL + b"inner", hashlib.sha256).digest())
+
+    def __repr__(self) -> str:
+        return f"<key {self.kid}>"
+
+
+class KeyRing:
+    """32-byte keys with short ids: the first seals, all open (rotate without dropping rounds).
+
+    Key ids derive from the keys, so processes sharing keys agree on them. To rotate: put the
+    new key first and keep the old one until its tokens have expired.
+    """
+
+    __slots__ = ("_by_kid", "_keys")
+
+    def __init__(self, keys: Sequence[bytes]) -> None:
+        if not keys:
+            raise KeyRingError("a key ring needs at least one key")
+        built: list[_Key] = []
+        for index, key in enumerate(keys, 1):
+            if not isinstance(key, bytes) or len(key) != KEY_BYTES:
+                raise KeyRingError(f"key {index} must be {KEY_BYTES} raw bytes")
+            built.append(_Key(key))
+        self._keys = tuple(built)
+        self._by_kid = {k.kid: k for k in built}
+        if len(self._by_kid) != len(built):
+            raise KeyRingError("the same key appears twice in the key ring")
+
+    @classmethod
+    def generate(cls) -> KeyRing:
+        """A ring with one fresh random key: fine for one process, lost on restart."""
+        return cls([os.urandom(KEY_BYTES)])
+
+    @staticmethod
+    def generate_secret() -> str:
+        """A fresh key as base64url text, for ``ELICITKIT_STATE_KEYS``."""
+        return _b64encode(os.urandom(KEY_BYTES))
+
+    @classmethod
+    def from_secrets(cls, keys: Iterable[bytes | str], *, source: str = "secrets") -> KeyRing:
+        """Keys given as 32 raw bytes or as base64url text (padding optional); first seals."""
+        raw_keys: list[bytes] = []
+        for index, secret in enumerate(keys, 1):
+            if isinstance(secret, bytes):
+                if len(secret) != KEY_BYTES:
+                    raise KeyRingError(f"{source}: key {index} is {len(secret)} raw bytes, expected {KEY_BYTES}")
+                raw_keys.append(secret)
+            elif isinstance(secret, str):
+                raw_keys.append(_decode_text_key(secret, f"{source}: key {index}"))
+            else:
+                raise KeyRingError(f"{source}: key {index} is a {type(secret).__name__}, expected bytes or str")
+        if not raw_keys:
+            raise KeyRingError(f"{source}: no keys given")
+        return cls(raw_keys)
+
+    @classmethod
+    def from_env(cls, name: str = ENV_VAR, environ: Mapping[str, str] | None = None) -> KeyRing:
+        """Comma-separated base64url keys from an environment variable, first seals."""
+        value = (os.environ if environ is None else environ).get(name)
+        if value is None or not value.strip():
+            raise KeyRingError(f"{name} is not set (comma-separated base64url keys; first seals)")
+        return cls.from_secrets([part.strip() for part in value.split(",")], source=name)
+
+    @property
+    def key_ids(self) -> tuple[str, ...]:
+        return tuple(k.kid for k in self._keys)
+
+    @property
+    def sealing_key_id(self) -> str:
+        return self._keys[0].kid
+
+    def _sealing(self) -> _Key:
+        return self._keys[0]
+
+    def _lookup(self, kid: str) -> _Key | None:
+        return self._by_kid.get(kid)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __repr__(self) -> str:
+        return f"KeyRing(key_ids={list(self.key_ids)!r})"
+
+
+def _decode_text_key(text: str, where: str) -> bytes:
+    if not text:
+        raise KeyRingError(f"{where} is empty")
+    raw = _b64decode(text.rstrip("="))
+    if raw is None:
+        raise KeyRingError(f"{where} is not base64url text")
+    if len(raw) != KEY_BYTES:
+        raise KeyRingError(f"{where} decodes to {len(raw)} bytes, expected {KEY_BYTES}")
+    return raw
+
+
+# -- codecs -------------------------------------------------------------------------------
+
+
+@runtime_checkable
+class StateCodec(Protocol):
+    """Turns a payload into an opaque token and back; swap it for a server-side store, say."""
+
+    def seal(self, payload: SealedState, binding: StateBinding) -> str: ...
+
+    def open(self, token: str, binding: StateBinding) -> SealedState:
+        """The payload, or :class:`InvalidRequestState` for any failure."""
+        ...
+
+
+class AeadStateCodec:
+    """The default codec: AES-256-GCM under a :class:`KeyRing`, with an expiry."""
+
+    def __init__(
+        self,
+        keyring: KeyRing,
+        *,
+        ttl_seconds: int = DEFAULT_TTL_SECONDS,
+        clock: Callable[[], float] = time.time,
+        max_token_chars: int = MAX_TOKEN_CHARS,
+    ) -> None:
+        if ttl_seconds <= 0:
+            raise ValueError("ttl_seconds must be positive")
+        self.keyring = keyring
+        self.ttl_seconds = ttl_seconds
+        self.max_token_chars = max_token_chars
+        self._clock = clock
+
+    def seal(self, payload: SealedState, binding: StateBinding, *, ttl_seconds: int | None = None) -> str:
+        """Stamp and seal ``payload`` for ``binding``; ``ttl_seconds`` overrides (URL flows wait longer).
+
+        Raises ``ValueError`` if ``app`` or ``answers`` hold non-JSON values or the token would
+        exceed ``max_token_chars`` (which :meth:`open` would refuse).
+        """
+        key = self.keyring._sealing()
+        ttl = self.ttl_seconds if ttl_seconds is None else ttl_seconds
+        stamped = payload.model_copy(
+            update={
+                "version": PAYLOAD_VERSION,
+                "method": binding.method,
+                "target": binding.target,
+                "arguments_digest": binding.arguments_digest,
+                "principal": binding.principal,
+                "exp": int(self._clock()) + ttl,
+                "nonce": secrets.token_urlsafe(12),
+            }
+        )
+        try:
+            body = canonical_json(stamped.model_dump())
+        except (TypeError, ValueError) as exc:
+            raise ValueError("SealedState answers and app must hold only JSON values") from exc
+        inner_nonce = os.urandom(_NONCE)
+        inner = inner_nonce + key.inner.encrypt(inner_nonce, body, _binding_aad(key.kid, binding))
+        recorded = canonical_json(binding._fields())
+        outer_nonce = os.urandom(_NONCE)
+        plain = _LEN.pack(len(recorded)) + recorded + inner
+        blob = outer_nonce + key.outer.encrypt(outer_nonce, plain, _header_aad(key.kid))
+        token = f"{TOKEN_VERSION}.{key.kid}.{_b64encode(blob)}"
+        if len(token) > self.max_token_chars:
+            raise ValueError(f"sealed state is {len(token)} characters, over the {self.max_token_chars} limit")
+        return token
+
+    def open(self, token: object, binding: StateBinding) -> SealedState:
+        """Verify and decrypt; every failure is :class:`InvalidRequestState` with a precise reason."""
+        if not isinstance(token, str):
+            raise InvalidRequestState(f"not a string ({type(token).__name__})")
+        if len(token) > self.max_token_chars:
+            raise InvalidRequestState(f"oversized ({len(token)} characters, limit {self.max_token_chars})")
+        parts = token.split(".")
+        if len(parts) != 3 or parts[0] != TOKEN_VERSION:
+            raise InvalidRequestState(f"bad prefix or shape (expected '{TOKEN_VERSION}.<kid>.<data>')")
+        _, kid, data = parts
+        key = self.keyring._lookup(kid)
+        if key is None:
+            raise InvalidRequestState(f"unknown key id {_preview(kid)}")
+        blob = _b64decode(data)
+        if blob is None:
+            raise InvalidRequestState("bad base64url data")
+        if len(blob) < _MIN_BLOB:
+            raise InvalidRequestState(f"truncated ({len(blob)} bytes)")
+        try:
+            plain = key.outer.decrypt(blob[:_NONCE], blob[_NONCE:], _header_aad(kid))
+        except InvalidTag:
+            raise InvalidRequestState(
+                "authentication failed (tampered, cut short, or sealed with another key under this id)"
+            ) from None
+        recorded, inner = _split_outer(plain)
+        why = _mismatch(recorded, binding)
+        if why is not None:
+            raise InvalidRequestState(why)
+        try:
+            body = key.inner.decrypt(inner[:_NONCE], inner[_NONCE:], _binding_aad(kid, binding))
+        except InvalidTag:
+            raise InvalidRequestState("inner authentication failed for this binding") from None
+        try:
+            payload = SealedState.model_validate_json(body)
+        except ValidationError:
+            raise InvalidRequestState("malformed payload") from None
+        if payload.version != PAYLOAD_VERSION or payload.binding != binding:
+            raise InvalidRequestState("payload version or binding disagrees with its envelope")
+        now = self._clock()
+        if now >= payload.exp:
+            raise InvalidRequestState(f"expired {now - payload.exp:.0f}s ago")
+        return payload
+
+
+# -- helpers ------------------------------------------------------------------------------
+
+
+def _header_aad(kid: str) -> bytes:
+    return canonical_json(["elicitkit/requestState", TOKEN_VERSION, kid])
+
+
+def _binding_aad(kid: str, binding: StateBinding) -> bytes:
+    return canonical_json(["elicitkit/requestState", TOKEN_VERSION, kid, *binding._fields()])
+
+
+def _split_outer(plain: bytes) -> tuple[list[Any], bytes]:
+    """The recorded binding and inner blob; authenticated bytes, so a bad shape is our bug."""
+    try:
+        (size,) = _LEN.unpack_from(plain)
+        recorded = json.loads(plain[_LEN.size : _LEN.size + size])
+        inner = plain[_LEN.size + size :]
+        if not isinstance(recorded, list) or len(recorded) != 4 or len(inner) < _MIN_BLOB:
+            raise ValueError("bad envelope")
+    except (struct.error, ValueError):
+        raise InvalidRequestState("malformed envelope") from None
+    return recorded, inner
+
+
+def _b64encode(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+def _b64decode(text: str) -> bytes | None:
+    """Strict unpadded base64url: only canonical encodings, so no two strings give one token."""
+    if not _B64URL.fullmatch(text) or len(text) % 4 == 1:
+        return None
+    try:
+        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (binascii.Error, ValueError):
+        return None
+    return raw if _b64encode(raw) == text else None
+
+
+def _preview(value: object, limit: int = 40) -> str:
+    """A log-safe, bounded rendering of a (possibly hostile) string."""
+    text = value if isinstance(value, str) else str(value)
+    return repr(text[:limit]) + ("…" if len(text) > limit else "")
