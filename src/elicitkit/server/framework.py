@@ -26,6 +26,7 @@ from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.server.context import Context
 from elicitkit.server.lowlevel import LowLevelServer
 from elicitkit.server.prompts import Prompt, make_prompt, render_messages
+from elicitkit.server.resolvers import Resolve, build_graph, legacy_asker, resolve
 from elicitkit.server.resources import Resource, ResourceTemplate, make_resource, render_contents
 from elicitkit.server.session import RequestContext, ServerSession
 from elicitkit.server.tools import (
@@ -158,10 +159,15 @@ class Server(LowLevelServer):
         return register
 
     def parameter_kind(self, annotation: Any, extras: list[Any]) -> str | None:
-        """Hook for parameters filled by the framework rather than the client (None: an argument)."""
-        return None
+        """Hook for parameters filled by the framework rather than the client (None: an argument).
+
+        ``Annotated[T, Resolve(fn)]`` is ``"resolved"``: filled by running ``fn`` before the body.
+        """
+        return "resolved" if any(isinstance(extra, Resolve) for extra in extras) else None
 
     def add_tool(self, tool: Tool) -> None:
+        if tool.resolvers is None:
+            tool.resolvers = build_graph(tool.name, tool.plan)  # checked now: TypeError at registration
         if tool.name in self.tools:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
         self.tools[tool.name] = tool
@@ -295,24 +301,26 @@ class Server(LowLevelServer):
             values = tool.plan.validate(arguments)
         except ValidationError as exc:
             return error_result(f"Invalid arguments for tool {tool.name}: {describe_validation_error(exc)}")
-        values = await self.prepare_call(tool, values, ctx)
         timeout = tool.timeout if tool.timeout is not None else self.tool_timeout
         try:
+            values = await self.prepare_call(tool, values, ctx)  # resolvers may ask: outside the timeout
             if timeout is None:
                 value = await tool.plan.invoke(values, thread=tool.thread)
             else:
                 with anyio.fail_after(timeout):
                     value = await tool.plan.invoke(values, thread=tool.thread)
-        except TimeoutError:
-            return error_result(f"Tool {tool.name} timed out after {timeout:g}s")
         except ToolError as exc:
             return error_result(str(exc))
         except UrlElicitationRequired as exc:
             if "url" not in ctx.session.elicitation_modes or (ctx.session.protocol_version or "") < "2025-11-25":
                 return error_result(f"{exc.message} (this client cannot open URL elicitations)")
             raise exc.to_mcp_error() from None
-        except ElicitationError as exc:
+        except ElicitationError as exc:  # before TimeoutError: ElicitationTimeout is one too
             return error_result(f"{tool.name}: {exc}")
+        except TimeoutError as exc:
+            if timeout is None:  # the tool's own TimeoutError: no limit of ours was reached
+                return error_result(f"Error executing tool {tool.name}: {exc or 'timed out'}")
+            return error_result(f"Tool {tool.name} timed out after {timeout:g}s")
         except MCPError:
             raise
         except Exception as exc:
@@ -321,9 +329,13 @@ class Server(LowLevelServer):
         return tool.render(value)
 
     async def prepare_call(self, tool: Tool, values: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
-        """Fill the parameters the client does not send (context; resolvers in subclasses)."""
+        """Fill the parameters the client does not send: the context, and resolved values."""
         _current.set(ctx)
-        return self._inject(tool.plan, values, ctx)
+        values = self._inject(tool.plan, values, ctx)
+        if tool.resolvers is not None:
+            context = self.context_for(ctx)
+            values.update(await resolve(tool.resolvers, values, context, legacy_asker(context)))
+        return values
 
     def current_context(self) -> Context:
         """The :class:`Context` of the request being served (for code that was not handed one)."""

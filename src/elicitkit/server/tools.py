@@ -13,7 +13,7 @@ import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, get_args, get_origin, get_type_hints
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
@@ -21,6 +21,9 @@ from pydantic.fields import FieldInfo
 
 from elicitkit.server.content import CONTENT_TYPES, to_content, to_json_text
 from elicitkit.server.docstrings import describe
+
+if TYPE_CHECKING:
+    from elicitkit.server.resolvers import ResolverGraph
 
 
 class ToolError(Exception):
@@ -209,6 +212,7 @@ class Tool:
     timeout: float | None = None
     thread: bool = False
     input_schema: dict[str, Any] = field(default_factory=dict)
+    resolvers: ResolverGraph | None = None  # parameters filled by Resolve(...), in dependency order
 
     def definition(self) -> dict[str, Any]:
         tool: dict[str, Any] = {"name": self.name, "inputSchema": self.input_schema}
