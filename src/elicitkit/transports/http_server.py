@@ -54,6 +54,7 @@ Receive = Callable[[], Awaitable[Message]]
 ASGISend = Callable[[Message], Awaitable[None]]
 
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
+_QUICK_ANSWER_SECONDS = 0.25
 SSE_HEADERS = [
     (b"content-type", b"text/event-stream"),
     (b"cache-control", b"no-cache, no-transform"),
@@ -400,6 +401,11 @@ class StreamableHTTPHandler:
                 await stream.wait()
 
         if not stream.events:
+            # Most answers come at once: wait a moment without the cost of a disconnect watcher
+            # (a task group and a task per request), and only then watch for the client leaving.
+            with anyio.move_on_after(_QUICK_ANSWER_SECONDS):
+                await decided()
+        if not (stream.events or stream.done or stream.detach_retry_ms is not None):
             disconnected = await _wait_or_disconnect(decided, receive)
             if disconnected:
                 stream.answering = False
