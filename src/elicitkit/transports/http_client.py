@@ -78,7 +78,13 @@ class StreamableHTTPTransport:
             self._tg.start_soon(self._standalone, resp)
 
     def _headers(self) -> dict[str, str]:
-        headers = {"Accept": ACCEPT, "Content-Type": "application/json", **self.extra_headers}
+        # identity: we read bodies raw (auto_decompress off); a compressing server must not gzip them.
+        headers = {
+            "Accept": ACCEPT,
+            "Accept-Encoding": "identity",
+            "Content-Type": "application/json",
+            **self.extra_headers,
+        }
         if self.session_id is not None:
             headers["Mcp-Session-Id"] = self.session_id
         if self.protocol_version is not None:
