@@ -132,5 +132,7 @@ async def main() -> None:
 if __name__ == "__main__":
     if "--demo" in sys.argv[1:]:
         anyio.run(main)
+    elif sys.argv[1:2] == ["http"]:  # python delete_folder.py http PORT
+        server.run("http", port=int(sys.argv[2]))
     else:
         server.run()

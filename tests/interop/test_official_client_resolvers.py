@@ -1,7 +1,7 @@
 """The official ``mcp`` 2.3.0 client drives a tool whose question is asked by a resolver.
 
 The SDK's ``mcp.Client`` (``mode="legacy"``, the 2025-11-25 handshake) spawns
-``examples/elicitation/delete_folder.py`` over stdio and answers with its own
+``examples/elicitation/delete_folder.py`` over stdio (and reaches it over Streamable HTTP) and answers with its own
 ``elicitation_callback``. The resolved ``confirm`` parameter is not in the tool's input
 schema, an empty folder is deleted without a question, and a non-empty one is asked about
 once per call: accept-and-confirm, accept-but-keep, decline and cancel each reach the tool,
@@ -11,6 +11,7 @@ while the bare-model ``empty_trash`` ends with an error result on a decline.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,8 @@ import mcp
 import pytest
 from mcp import StdioServerParameters
 from mcp import types as mcp_types
+
+from .support import http_server_process
 
 pytestmark = [
     pytest.mark.interop,
@@ -48,7 +51,17 @@ def text_of(result: mcp_types.CallToolResult) -> str:
     return "\n".join(block.text for block in result.content if isinstance(block, mcp_types.TextContent))
 
 
-async def test_official_client_deletes_folders_through_a_resolver() -> None:
+@pytest.fixture(params=["stdio", "http"])
+def target(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """The example as the SDK's client reaches it: a spawned process, or a fresh HTTP server."""
+    if request.param == "stdio":
+        yield StdioServerParameters(command=sys.executable, args=[str(EXAMPLE)])
+    else:
+        with http_server_process(EXAMPLE) as url:
+            yield url
+
+
+async def test_official_client_deletes_folders_through_a_resolver(target: Any) -> None:
     user = OfficialUser(
         mcp_types.ElicitResult(action="accept", content={"ok": False}),
         mcp_types.ElicitResult(action="decline"),
@@ -56,10 +69,9 @@ async def test_official_client_deletes_folders_through_a_resolver() -> None:
         mcp_types.ElicitResult(action="accept", content={"ok": True}),
         mcp_types.ElicitResult(action="decline"),
     )
-    server = StdioServerParameters(command=sys.executable, args=[str(EXAMPLE)])
     texts: list[str] = []
     with anyio.fail_after(STEP):
-        async with mcp.Client(server, mode="legacy", cache=None, elicitation_callback=user) as session:
+        async with mcp.Client(target, mode="legacy", cache=None, elicitation_callback=user) as session:
             assert session.protocol_version == "2025-11-25"
             tools = {tool.name: tool for tool in (await session.list_tools()).tools}
             assert list(tools["delete_folder"].input_schema["properties"]) == ["path"]
