@@ -163,6 +163,13 @@ class Peer:
         for scope in self._scopes.values():
             scope.cancel()
 
+    def cancel_incoming(self, request_id: RequestId) -> None:
+        """Cancel a request we are serving as if the peer had sent ``notifications/cancelled``."""
+        if self.conn.mark_cancelled(request_id):
+            scope = self._scopes.get(request_id)
+            if scope is not None:
+                scope.cancel()
+
     # ------------------------------------------------------------------ incoming
 
     async def feed(self, data: bytes | str | Any) -> None:

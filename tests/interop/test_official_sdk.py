@@ -256,11 +256,11 @@ async def test_official_client_handshake_and_ping(our_target: Any) -> None:
             assert isinstance(pong, mcp_types.EmptyResult)
 
 
-async def test_official_client_auto_mode_falls_back_to_handshake(our_target: Any) -> None:
-    """The SDK's default mode probes ``server/discover`` first; we must steer it to ``initialize``."""
+async def test_official_client_auto_mode_discovers_2026(our_target: Any) -> None:
+    """The SDK's default mode probes ``server/discover``; our server answers it and speaks 2026-07-28."""
     with anyio.fail_after(STEP):
         async with official_client(our_target, mode="auto") as client:
-            assert client.protocol_version == PROTOCOL
+            assert client.protocol_version == "2026-07-28"
             result = await client.call_tool("echo", {"text": "auto"})
     assert result.structured_content == {"echo": "auto", "length": 4}
 

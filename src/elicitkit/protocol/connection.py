@@ -256,6 +256,13 @@ class Connection:
             raise LocalProtocolError(f"no running request with id {request_id!r} to answer") from None
         return not cancelled
 
+    def mark_cancelled(self, request_id: RequestId) -> bool:
+        """Treat a running peer request as cancelled (its transport went away); no answer is sent."""
+        if self._in_flight.get(request_id) is False:
+            self._in_flight[request_id] = True
+            return True
+        return False
+
     def discard(self, request_id: RequestId) -> None:
         """Forget a peer request we will never answer (it was cancelled)."""
         self._in_flight.pop(request_id, None)

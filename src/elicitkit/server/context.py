@@ -52,18 +52,19 @@ class Context:
 
     @property
     def protocol_version(self) -> str | None:
-        return self.session.protocol_version
+        """The version this request speaks (2026: from its envelope; handshake: negotiated)."""
+        return self._request.protocol_version
 
     @property
     def client_capabilities(self) -> dict[str, Any]:
-        return self.session.client_capabilities
+        return self._request.client_capabilities
 
     @property
     def client_info(self) -> dict[str, Any]:
-        return self.session.client_info
+        return self._request.client_info
 
     def client_supports(self, capability: str) -> bool:
-        return declares(self.session.client_capabilities, capability)
+        return declares(self._request.client_capabilities, capability)
 
     # -- talking back ----------------------------------------------------------------
 
@@ -91,16 +92,34 @@ class Context:
 
     @overload
     async def elicit(
-        self, message: str, schema: type[T], *, timeout: float | None = None, max_attempts: int = 1
+        self,
+        message: str,
+        schema: type[T],
+        *,
+        timeout: float | None = None,
+        max_attempts: int = 1,
+        key: str | None = None,
     ) -> ElicitationResult[T]: ...
 
     @overload
     async def elicit(
-        self, message: str, schema: Any, *, timeout: float | None = None, max_attempts: int = 1
+        self,
+        message: str,
+        schema: Any,
+        *,
+        timeout: float | None = None,
+        max_attempts: int = 1,
+        key: str | None = None,
     ) -> ElicitationResult[Any]: ...
 
     async def elicit(
-        self, message: str, schema: Any, *, timeout: float | None = None, max_attempts: int = 1
+        self,
+        message: str,
+        schema: Any,
+        *,
+        timeout: float | None = None,
+        max_attempts: int = 1,
+        key: str | None = None,
     ) -> ElicitationResult[Any]:
         """Ask the user mid-call. ``schema``: a flat pydantic model, or a scalar type to ask for one value.
 
@@ -109,9 +128,13 @@ class Context:
         :class:`ElicitationUnsupported` (the client cannot be asked), :class:`ElicitationTimeout`
         (``timeout`` seconds passed, default :data:`~elicitkit.server.elicit.DEFAULT_TIMEOUT`),
         :class:`InvalidAnswer` (the answer did not fit, after ``max_attempts`` tries).
+
+        On a 2026-07-28 connection the call ends with the question and runs again when the answer
+        comes back: the code before each question must be safe to re-run (see
+        :mod:`elicitkit.server.mrtr`). ``key`` names the question there (default ``q1``, ``q2``...).
         """
         return await _elicit.ask_form(
-            self._request, message, form_for(schema), timeout=timeout, max_attempts=max_attempts
+            self._request, message, form_for(schema), timeout=timeout, max_attempts=max_attempts, key=key
         )
 
     async def request_elicitation(
@@ -128,11 +151,36 @@ class Context:
         return await _elicit.ask_form(self._request, message, form, timeout=timeout)
 
     async def elicit_url(
-        self, message: str, url: str, elicitation_id: str | None = None, *, timeout: float | None = None
+        self,
+        message: str,
+        url: str,
+        elicitation_id: str | None = None,
+        *,
+        timeout: float | None = None,
+        key: str | None = None,
     ) -> ElicitationResult[None]:
         """Send the user to ``url`` (out of band). ``accept`` = they agreed to go, not that they finished."""
         request = UrlRequest(message, url, elicitation_id) if elicitation_id else UrlRequest(message, url)
-        return await _elicit.ask_url(self._request, request, timeout=timeout)
+        return await _elicit.ask_url(self._request, request, timeout=timeout, key=key)
+
+    async def request_input(self, method: str, params: dict[str, Any], *, key: str | None = None) -> Any:
+        """Any input request (``sampling/createMessage``, ``roots/list``...) on either era; raw result."""
+        return await _elicit.request_input(self._request, method, params, key=key)
+
+    async def request_inputs(self, requests: dict[str, tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+        """Several input requests at once, keyed: on 2026 they all go out in the same round."""
+        return await _elicit.request_inputs(self._request, requests)
+
+    async def sample(self, prompt: str, *, max_tokens: int = 100, key: str | None = None) -> Any:
+        """Ask the client's model (``sampling/createMessage``) with one user message."""
+        params = {"messages": [{"role": "user", "content": {"type": "text", "text": prompt}}], "maxTokens": max_tokens}
+        return await self.request_input("sampling/createMessage", params, key=key)
+
+    async def list_roots(self, *, key: str | None = None) -> list[dict[str, Any]]:
+        """The client's roots (``roots/list``)."""
+        result = await self.request_input("roots/list", {}, key=key)
+        roots = result.get("roots") if isinstance(result, dict) else None
+        return roots if isinstance(roots, list) else []
 
     async def elicit_complete(self, elicitation_id: str) -> None:
         """Tell the client the out-of-band step of ``elicitation_id`` is done."""

@@ -1,10 +1,11 @@
-"""Asking the client from inside a request, on a connection that allows server requests.
+"""Asking the client from inside a request, on every era; the one place that picks the route.
 
-This is the legacy route (2025-06-18 / 2025-11-25): the question goes out as an
+On a handshake connection (2025-06-18 / 2025-11-25) the question goes out as an
 ``elicitation/create`` request on the stream of the call that asks, and the answer comes back
-into the same call. Everything about the question itself (schema, gate, validation, results)
-lives in :mod:`elicitkit.elicitation`; this module only checks capabilities, sends, waits with
-a timeout, and re-asks when the answer does not fit and the caller allowed it.
+into the same call. On a 2026-07-28 connection it goes into the round's InputRequiredResult
+and the answer arrives with the retry (:mod:`elicitkit.server.mrtr`). Everything about the
+question itself (schema, gate, validation, results) lives in :mod:`elicitkit.elicitation`;
+this module checks capabilities, sends or defers, and re-asks when an answer does not fit.
 """
 
 from __future__ import annotations
@@ -18,7 +19,10 @@ from elicitkit.elicitation.requests import FormRequest, UrlRequest
 from elicitkit.elicitation.results import AcceptedElicitation, ElicitationResult
 from elicitkit.elicitation.schema import Form
 from elicitkit.protocol.errors import MCPError, RequestTimeout
+from elicitkit.protocol.modern import missing_capability
 from elicitkit.protocol.versions import LATEST_LEGACY
+from elicitkit.server import mrtr
+from elicitkit.server.mrtr import InputRequired, InputRound
 from elicitkit.server.session import RequestContext
 
 logger = logging.getLogger("elicitkit.elicitation")
@@ -28,14 +32,21 @@ DEFAULT_TIMEOUT = 600.0
 
 
 def _require_mode(request: RequestContext, mode: str) -> str:
-    session = request.session
-    version = session.protocol_version or LATEST_LEGACY
-    if mode not in session.elicitation_modes:
-        declared = sorted(session.elicitation_modes) or "no elicitation at all"
+    version = request.protocol_version or LATEST_LEGACY
+    if mode not in request.elicitation_modes:
+        declared = sorted(request.elicitation_modes) or "no elicitation at all"
         raise ElicitationUnsupported(f"the client cannot be asked in {mode} mode (it declared: {declared})")
     if mode == "url" and version < "2025-11-25":
         raise ElicitationUnsupported(f"URL elicitation needs protocol 2025-11-25; this client speaks {version}")
     return version
+
+
+def _round(request: RequestContext) -> InputRound:
+    """The 2026 route needs the request's input round; only tools, prompts and resources have one."""
+    if request.input_round is None:
+        raise ElicitationUnsupported(f"{request.request.method} cannot ask for input on a 2026-07-28 connection")
+    round_: InputRound = request.input_round
+    return round_
 
 
 async def _send(request: RequestContext, params: dict[str, Any], timeout: float | None) -> Any:
@@ -57,32 +68,92 @@ async def ask_form(
     *,
     timeout: float | None = None,
     max_attempts: int = 1,
+    key: str | None = None,
 ) -> ElicitationResult[Any]:
-    """Ask a form question; ``max_attempts`` > 1 re-asks with the reason when the answer does not fit."""
+    """Ask a form question; ``max_attempts`` > 1 re-asks with the reason when the answer does not fit.
+
+    Handshake eras send ``elicitation/create`` now and wait; 2026 answers from the retry, or ends
+    the round with the question (:mod:`elicitkit.server.mrtr`).
+    """
     version = _require_mode(request, "form")
     schema = form.schema_for(version)
+    if request.modern:
+        return await _ask_form_modern(request, message, form, schema, version, key)
     question = message
     for attempt in range(1, max(1, max_attempts) + 1):
         raw = await _send(request, FormRequest(question, schema).to_params(version), timeout)
         try:
-            outcome = parse_result(raw, mode="form", schema=schema)
-            if isinstance(outcome, AcceptedElicitation):
-                content = outcome.content or {}
-                return AcceptedElicitation(data=form.parse(content), content=content)
-            return outcome
+            return _typed(parse_result(raw, mode="form", schema=schema), form)
         except InvalidAnswer as exc:
             logger.info("answer %d/%d rejected: %s", attempt, max_attempts, exc.reason)
             if attempt >= max_attempts:
                 raise
-            question = f"{message}\n\n(Your previous answer was not accepted: {exc.reason}. Please try again.)"
+            question = _again(message, exc)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+def _again(message: str, exc: InvalidAnswer) -> str:
+    return f"{message}\n\n(Your previous answer was not accepted: {exc.reason}. Please try again.)"
+
+
+def _typed(outcome: ElicitationResult[Any], form: Form) -> ElicitationResult[Any]:
+    if isinstance(outcome, AcceptedElicitation):
+        content = outcome.content or {}
+        return AcceptedElicitation(data=form.parse(content), content=content)
+    return outcome
+
+
+async def _ask_form_modern(
+    request: RequestContext, message: str, form: Form, schema: dict[str, Any], version: str, key: str | None
+) -> ElicitationResult[Any]:
+    round_ = _round(request)
+    key = key or round_.next_key()
+    params = FormRequest(message, schema).to_params(version)
+    raw = round_.answer(key, "elicitation/create", params)
+    if raw is None:
+        round_.need(key, "elicitation/create", params)
+        raise InputRequired(key)
+    try:
+        outcome = parse_result(raw, mode="form", schema=schema)
+    except InvalidAnswer as exc:  # asked again in the next round, with the reason
+        logger.info("input %r rejected, asking again: %s", key, exc.reason)
+        round_.need(key, "elicitation/create", FormRequest(_again(message, exc), schema).to_params(version))
+        raise InputRequired(key) from None
+    round_.record(key, raw)
+    return _typed(outcome, form)
+
+
 async def ask_url(
-    request: RequestContext, url_request: UrlRequest, *, timeout: float | None = None
+    request: RequestContext, url_request: UrlRequest, *, timeout: float | None = None, key: str | None = None
 ) -> ElicitationResult[None]:
     """Ask the user to visit a URL; ``accept`` means they agreed to go, not that they finished."""
     version = _require_mode(request, "url")
-    raw = await _send(request, url_request.to_params(version), timeout)
+    params = url_request.to_params(version)
+    if request.modern:
+        round_ = _round(request)
+        key = key or round_.next_key()
+        raw = await mrtr.ask(round_, "elicitation/create", params, key=key)
+    else:
+        raw = await _send(request, params, timeout)
     result: ElicitationResult[None] = parse_result(raw, mode="url")
     return result
+
+
+async def request_input(request: RequestContext, method: str, params: dict[str, Any], *, key: str | None = None) -> Any:
+    """Any input request (sampling, roots, elicitation) on either era, raw result back."""
+    capability = {"sampling/createMessage": "sampling", "roots/list": "roots", "elicitation/create": "elicitation"}
+    needed = capability.get(method)
+    if needed is not None and not request.client_declares(needed):
+        if request.modern:
+            raise missing_capability({needed: {}})
+        raise ElicitationUnsupported(f"the client did not declare the {needed} capability")
+    if request.modern:
+        return await mrtr.ask(_round(request), method, params, key=key)
+    return await request.send_request(method, params)
+
+
+async def request_inputs(request: RequestContext, requests: dict[str, tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """Several input requests at once: one round in 2026, one after another on a handshake."""
+    if request.modern:
+        return await mrtr.ask_all(_round(request), requests)
+    return {key: await request_input(request, method, params) for key, (method, params) in requests.items()}

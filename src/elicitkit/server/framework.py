@@ -23,10 +23,14 @@ from elicitkit.elicitation.results import ElicitationResult
 from elicitkit.protocol.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, MCPError
 from elicitkit.protocol.handshake import Phase
 from elicitkit.protocol.jsonrpc import JSON
+from elicitkit.protocol.modern import InvalidToolHeaders, tool_header_params
+from elicitkit.protocol.versions import MODERN_2026
 from elicitkit.server.context import Context
 from elicitkit.server.lowlevel import LowLevelServer
+from elicitkit.server.mrtr import InputRequired, InputRound, default_codec
 from elicitkit.server.prompts import Prompt, make_prompt, render_messages
-from elicitkit.server.resolvers import Resolve, build_graph, legacy_asker, resolve
+from elicitkit.server.request_state import StateCodec
+from elicitkit.server.resolvers import QuestionsPending, Resolve, build_graph, legacy_asker, resolve
 from elicitkit.server.resources import Resource, ResourceTemplate, make_resource, render_contents
 from elicitkit.server.session import RequestContext, ServerSession
 from elicitkit.server.tools import (
@@ -79,10 +83,13 @@ class Server(LowLevelServer):
         instructions: str | None = None,
         page_size: int = 100,
         tool_timeout: float | None = None,
+        state_codec: StateCodec | None = None,
     ) -> None:
         super().__init__(name, version, title=title, instructions=instructions)
         self.page_size = page_size
         self.tool_timeout = tool_timeout
+        # Seals 2026 requestState. Default: keys from ELICITKIT_STATE_KEYS (shared by processes), else fresh.
+        self.state_codec: StateCodec = state_codec if state_codec is not None else default_codec()
         self.tools: dict[str, Tool] = {}
         self.resources: dict[str, Resource] = {}
         self.templates: dict[str, ResourceTemplate] = {}
@@ -293,6 +300,7 @@ class Server(LowLevelServer):
             arguments = {}
         if not isinstance(arguments, dict):
             raise MCPError(INVALID_PARAMS, "tools/call: arguments must be an object")
+        self._open_round(ctx, "tools/call")
         return await self.run_tool(tool, arguments, ctx)
 
     async def run_tool(self, tool: Tool, arguments: dict[str, Any], ctx: RequestContext) -> JSON:
@@ -309,12 +317,12 @@ class Server(LowLevelServer):
             else:
                 with anyio.fail_after(timeout):
                     value = await tool.plan.invoke(values, thread=tool.thread)
+        except (InputRequired, QuestionsPending):
+            return ctx.input_round.result()  # type: ignore[no-any-return]
         except ToolError as exc:
             return error_result(str(exc))
         except UrlElicitationRequired as exc:
-            if "url" not in ctx.session.elicitation_modes or (ctx.session.protocol_version or "") < "2025-11-25":
-                return error_result(f"{exc.message} (this client cannot open URL elicitations)")
-            raise exc.to_mcp_error() from None
+            return self._url_required(exc, ctx)
         except ElicitationError as exc:  # before TimeoutError: ElicitationTimeout is one too
             return error_result(f"{tool.name}: {exc}")
         except TimeoutError as exc:
@@ -327,6 +335,33 @@ class Server(LowLevelServer):
             logger.exception("tool %s raised", tool.name)
             return error_result(f"Error executing tool {tool.name}: {exc}")
         return tool.render(value)
+
+    def _url_required(self, exc: UrlElicitationRequired, ctx: RequestContext) -> JSON:
+        """-32042 on 2025-11-25; on 2026 (which has no -32042) the URLs become this round's inputs."""
+        if "url" not in ctx.elicitation_modes or (ctx.protocol_version or "") < "2025-11-25":
+            return error_result(f"{exc.message} (this client cannot open URL elicitations)")
+        if ctx.modern and ctx.input_round is not None:
+            for item in exc.elicitations:
+                params = item.to_params(ctx.protocol_version or MODERN_2026)
+                ctx.input_round.need(
+                    getattr(item, "elicitation_id", None) or ctx.input_round.next_key(), "elicitation/create", params
+                )
+            return ctx.input_round.result()  # type: ignore[no-any-return]
+        raise exc.to_mcp_error() from None
+
+    def _open_round(self, ctx: RequestContext, method: str) -> None:
+        """2026 requests that may need input get their round (answers in, questions out)."""
+        if ctx.modern:
+            ctx.input_round = InputRound(method, ctx.params, self.state_codec)
+
+    def tool_header_params(self, name: str) -> dict[str, str]:
+        tool = self.tools.get(name)
+        if tool is None:
+            return {}
+        try:
+            return tool_header_params(tool.input_schema)
+        except InvalidToolHeaders:
+            return {}
 
     async def prepare_call(self, tool: Tool, values: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         """Fill the parameters the client does not send: the context, and resolved values."""
@@ -362,7 +397,15 @@ class Server(LowLevelServer):
         uri = ctx.params.get("uri")
         if not isinstance(uri, str):
             raise MCPError(INVALID_PARAMS, "resources/read: uri must be a string")
-        return await self.read_resource(uri, self.context_for(ctx))
+        self._open_round(ctx, "resources/read")
+        try:
+            return await self.read_resource(uri, self.context_for(ctx))
+        except (InputRequired, QuestionsPending):
+            return ctx.input_round.result()  # type: ignore[no-any-return]
+        except MCPError as exc:
+            if ctx.modern and exc.code == RESOURCE_NOT_FOUND:  # 2026 has no -32002
+                raise MCPError(INVALID_PARAMS, exc.message, exc.data) from None
+            raise
 
     def resource_not_found(self, uri: str) -> MCPError:
         return MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
@@ -423,7 +466,11 @@ class Server(LowLevelServer):
             values = prompt.plan.validate(arguments)
         except ValidationError as exc:
             raise MCPError(INVALID_PARAMS, f"prompt {prompt.name}: {describe_validation_error(exc)}") from None
-        value = await prompt.plan.invoke(self._inject(prompt.plan, values, ctx))
+        self._open_round(ctx, "prompts/get")
+        try:
+            value = await prompt.plan.invoke(self._inject(prompt.plan, values, ctx))
+        except (InputRequired, QuestionsPending):
+            return ctx.input_round.result()  # type: ignore[no-any-return]
         result: JSON = {"messages": render_messages(value)}
         if prompt.description:
             result["description"] = prompt.description

@@ -11,12 +11,14 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from elicitkit.protocol.jsonrpc import JSON
+from elicitkit.protocol.versions import META_SERVER_INFO, SUPPORTED_VERSIONS
 from elicitkit.server.session import LOG_LEVELS, RequestContext, ServerSession
 
 RequestHandlerFn = Callable[[RequestContext], Awaitable[JSON]]
 NotificationHandlerFn = Callable[[ServerSession, dict[str, Any]], Awaitable[None]]
 F = TypeVar("F", bound=Callable[..., Any])
 
+_CACHEABLE = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"})
 _CAPABILITY_OF_PREFIX = {"tools/": "tools", "resources/": "resources", "prompts/": "prompts"}
 
 
@@ -69,6 +71,46 @@ class LowLevelServer:
         for key, value in self.extra_capabilities.items():
             caps[key] = {**caps.get(key, {}), **value} if isinstance(value, dict) else value
         return caps
+
+    # -- 2026-07-28 ------------------------------------------------------------------
+
+    cache_ttl_ms = 60_000  # how long a client may reuse list and discover results
+
+    def modern_capabilities(self) -> dict[str, Any]:
+        """What a 2026 client is told: no logging/setLevel, no subscriptions, no list_changed."""
+        caps = {k: v for k, v in self.capabilities().items() if k != "logging"}
+        for name in ("tools", "prompts", "resources"):
+            if isinstance(caps.get(name), dict):
+                caps[name] = {}
+        return caps
+
+    def discover_result(self) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "resultType": "complete",
+            "supportedVersions": list(SUPPORTED_VERSIONS),
+            "capabilities": self.modern_capabilities(),
+            "ttlMs": self.cache_ttl_ms,
+            "cacheScope": "public",
+            "_meta": {META_SERVER_INFO: self.server_info},
+        }
+        if self.instructions:
+            result["instructions"] = self.instructions
+        return result
+
+    def finish_modern_result(self, method: str, result: JSON) -> JSON:
+        """Every 2026 result says what it is; list results say how long they may be cached."""
+        result.setdefault("resultType", "complete")
+        if result["resultType"] == "complete" and method in _CACHEABLE:
+            result.setdefault("ttlMs", self.cache_ttl_ms if method != "resources/read" else 0)
+            result.setdefault("cacheScope", "public" if method != "resources/read" else "private")
+        meta = result.setdefault("_meta", {})
+        if isinstance(meta, dict):
+            meta.setdefault(META_SERVER_INFO, self.server_info)
+        return result
+
+    def tool_header_params(self, name: str) -> dict[str, str]:
+        """``x-mcp-header`` arguments of tool ``name`` (the HTTP transport checks their headers)."""
+        return {}
 
     def set_request_handler(self, method: str, handler: RequestHandlerFn) -> None:
         self.request_handlers[method] = handler

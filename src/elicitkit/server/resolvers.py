@@ -50,6 +50,7 @@ from elicitkit.elicitation.results import (
     ElicitationResult,
 )
 from elicitkit.elicitation.schema import Form, form_for
+from elicitkit.server.mrtr import InputRequired
 from elicitkit.server.tools import FunctionPlan, ParameterPlan, _is_context_type
 
 if TYPE_CHECKING:
@@ -419,9 +420,14 @@ def _data(outcome: ElicitationResult[Any]) -> Any:
 
 
 def legacy_asker(ctx: Context) -> Asker:
-    """Ask on a handshake connection (2025-11-25 and earlier): ``elicitation/create`` mid-call."""
+    """Ask through ``ctx.elicit``: mid-call on a handshake connection, by round trips on 2026."""
 
     async def ask(key: str, elicit: Elicit[Any]) -> ElicitationResult[Any]:
-        return await ctx.elicit(elicit.message, elicit.schema, timeout=elicit.timeout, max_attempts=elicit.max_attempts)
+        try:
+            return await ctx.elicit(
+                elicit.message, elicit.schema, timeout=elicit.timeout, max_attempts=elicit.max_attempts, key=key
+            )
+        except InputRequired:  # 2026: the question is noted in the round; resolve() gathers the rest
+            raise QuestionsPending({key: elicit}) from None
 
     return ask

@@ -17,6 +17,9 @@ from elicitkit.protocol.connection import Role
 from elicitkit.protocol.errors import METHOD_NOT_FOUND, MCPError
 from elicitkit.protocol.handshake import INITIALIZE, INITIALIZED, PING, ServerHandshake
 from elicitkit.protocol.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, JSON, Notification, RequestId
+from elicitkit.protocol.modern import Envelope, check_method, check_version, has_envelope, read_envelope
+
+DISCOVER = "server/discover"
 
 if TYPE_CHECKING:
     from elicitkit.server.lowlevel import LowLevelServer
@@ -29,11 +32,13 @@ LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert"
 class RequestContext:
     """What a request handler gets: the request, its session, and ways to talk back."""
 
-    __slots__ = ("request", "session")
+    __slots__ = ("envelope", "input_round", "request", "session")
 
-    def __init__(self, request: IncomingRequest, session: ServerSession) -> None:
+    def __init__(self, request: IncomingRequest, session: ServerSession, envelope: Envelope | None = None) -> None:
         self.request = request
         self.session = session
+        self.envelope = envelope  # set for a 2026-07-28 request: the client describes itself per request
+        self.input_round: Any = None  # the 2026 multi-round-trip bookkeeping, when the method allows it
 
     @property
     def params(self) -> dict[str, Any]:
@@ -43,12 +48,41 @@ class RequestContext:
     def request_id(self) -> RequestId:
         return self.request.id
 
+    # -- the client as this request sees it: per request (2026) or per session (handshake) --
+
+    @property
+    def modern(self) -> bool:
+        return self.envelope is not None
+
+    @property
+    def protocol_version(self) -> str | None:
+        return self.envelope.protocol_version if self.envelope is not None else self.session.protocol_version
+
+    @property
+    def client_capabilities(self) -> dict[str, Any]:
+        return self.envelope.client_capabilities if self.envelope is not None else self.session.client_capabilities
+
+    @property
+    def client_info(self) -> dict[str, Any]:
+        return self.envelope.client_info if self.envelope is not None else self.session.client_info
+
+    @property
+    def elicitation_modes(self) -> frozenset[str]:
+        return elicitation_modes(self.client_capabilities)
+
+    def client_declares(self, capability: str) -> bool:
+        return declares(self.client_capabilities, capability)
+
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         await self.request.report_progress(progress, total, message)
 
     async def log(self, level: str, data: Any, logger_name: str | None = None) -> None:
-        """A ``notifications/message`` on this request's stream, if the client's level lets it through."""
-        await self.session.log(level, data, logger_name, related=self.request.id)
+        """A ``notifications/message`` on this request's stream, if the client's level lets it through.
+
+        2026: only when this request asked for a level in ``_meta``; handshake: the session's level.
+        """
+        threshold = self.envelope.log_level if self.envelope is not None else self.session.log_level
+        await self.session.log(level, data, logger_name, related=self.request.id, threshold=threshold)
 
     async def send_request(
         self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
@@ -76,6 +110,8 @@ class ServerSession:
         self.subscriptions: set[str] = set()
         # Set by transports that can do more than move messages (HTTP: close an SSE stream).
         self.transport_hooks: Any = None
+        # Serve only 2026 requests (the shared session behind stateless HTTP).
+        self.stateless = False
         self.peer = Peer(
             Role.SERVER,
             send,
@@ -108,6 +144,8 @@ class ServerSession:
     # -- dispatch --------------------------------------------------------------------
 
     async def _on_request(self, request: IncomingRequest) -> JSON:
+        if self.stateless or has_envelope(request.params):
+            return await self._serve_modern(request)
         method = request.method
         if method == INITIALIZE:
             return self.handshake.initialize(
@@ -123,6 +161,24 @@ class ServerSession:
         if handler is None:
             raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")
         return await handler(RequestContext(request, self))
+
+    async def _serve_modern(self, request: IncomingRequest) -> JSON:
+        """A 2026-07-28 request: checked in the spec's order, served without any session state.
+
+        ``_meta`` (-32602), then the version (-32022), then the method (-32601); the HTTP
+        transport checks its headers (-32020) before the request gets here.
+        """
+        envelope = read_envelope(request.params)
+        check_version(envelope.protocol_version)
+        method = request.method
+        if method == DISCOVER:
+            return self.server.discover_result()
+        check_method(method)
+        handler = self.server.request_handlers.get(method)
+        if handler is None:
+            raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        result = await handler(RequestContext(request, self, envelope))
+        return self.server.finish_modern_result(method, result)
 
     async def _on_notification(self, notification: Notification) -> None:
         if notification.method == INITIALIZED:
@@ -156,9 +212,17 @@ class ServerSession:
         )
 
     async def log(
-        self, level: str, data: Any, logger_name: str | None = None, *, related: RequestId | None = None
+        self,
+        level: str,
+        data: Any,
+        logger_name: str | None = None,
+        *,
+        related: RequestId | None = None,
+        threshold: str | None = None,
     ) -> None:
-        if self.log_level is None or LOG_LEVELS.index(level) < LOG_LEVELS.index(self.log_level):
+        """Log to the client at ``level`` if it passes ``threshold`` (default: the session's level)."""
+        limit = threshold if threshold is not None else self.log_level
+        if limit not in LOG_LEVELS or LOG_LEVELS.index(level) < LOG_LEVELS.index(limit):
             return
         params: dict[str, Any] = {"level": level, "data": data}
         if logger_name:

@@ -25,7 +25,16 @@ from urllib.parse import urlsplit
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
-from elicitkit.protocol.errors import INVALID_REQUEST, MCPError
+from elicitkit.protocol.errors import (
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    PARSE_ERROR,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    MCPError,
+)
 from elicitkit.protocol.framing import sse_event
 from elicitkit.protocol.jsonrpc import (
     DEFAULT_MAX_MESSAGE_BYTES,
@@ -38,7 +47,8 @@ from elicitkit.protocol.jsonrpc import (
     encode,
     parse,
 )
-from elicitkit.protocol.versions import SUPPORTED_VERSIONS
+from elicitkit.protocol.modern import check_headers, has_envelope, read_envelope
+from elicitkit.protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS, SUPPORTED_VERSIONS
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -87,7 +97,9 @@ class _Stream:
         "key",
         "listeners",
         "next_seq",
+        "public_id",
         "request_id",
+        "status",
     )
 
     def __init__(self, key: str, request_id: RequestId | None) -> None:
@@ -99,6 +111,8 @@ class _Stream:
         self.delivered = 0  # highest seq a live listener has written out
         self.listeners = 0
         self.detach_retry_ms: int | None = None  # set: end the live connection, client resumes later
+        self.public_id: RequestId | None = None  # 2026: the client's own id (the session uses its own)
+        self.status = 200  # 2026: the HTTP status of a JSON answer (errors map to 400/404)
         self.answering = True  # the POST has not yet chosen between a JSON and an SSE answer
         self.changed = anyio.Event()
 
@@ -170,16 +184,25 @@ class HTTPSession:
             if stream.listeners == 0:
                 self.drop_stream(stream)
 
+    def next_internal_id(self) -> int:
+        self._key_counter += 1
+        return self._key_counter
+
     async def route(self, message: JSON, related: RequestId | None) -> None:
         """The session's send: put each message on the stream it belongs to."""
-        payload = encode(message)
         if "method" not in message:  # a response or an error: final for its request's stream
             stream = self.streams.get(message.get("id"))  # type: ignore[arg-type]
             if stream is None:
                 logger.debug("response for request %r has no open stream; dropped", message.get("id"))
                 return
-            stream.push(payload, True)
+            if stream.public_id is not None:  # 2026: back to the client's id; errors get their status
+                message = {**message, "id": stream.public_id}
+                error = message.get("error")
+                if isinstance(error, dict):
+                    stream.status = _MODERN_ERROR_STATUS.get(error.get("code"), 200)  # type: ignore[arg-type]
+            stream.push(encode(message), True)
             return
+        payload = encode(message)
         stream = self.streams.get(related) if related is not None else None
         target = stream if stream is not None and not stream.done else self.standalone
         target.push(payload, False)
@@ -215,6 +238,7 @@ class StreamableHTTPHandler:
         self._tg: TaskGroup | None = None
         self._runner: contextlib.AbstractAsyncContextManager[None] | None = None
         self._start_lock = anyio.Lock()
+        self._stateless: HTTPSession | None = None
 
     # -- lifecycle: sessions live in a task group that outlives single requests --------
 
@@ -252,14 +276,15 @@ class StreamableHTTPHandler:
         assert self._tg is not None
         return self._tg
 
-    async def _new_session(self) -> HTTPSession:
+    async def _new_session(self, *, register: bool = True) -> HTTPSession:
         tg = await self._ensure_running()
-        hs = HTTPSession(secrets.token_urlsafe(24))
+        hs = HTTPSession(secrets.token_urlsafe(24) if register else "")
         hs.session = self.server.create_session(hs.route, max_message_bytes=self.max_message_bytes)
         hs.session.transport_hooks = hs
         hs.session.peer.on_unanswered = hs.request_unanswered
         await tg.start(self._session_main, hs)
-        self.sessions[hs.session_id] = hs
+        if register:
+            self.sessions[hs.session_id] = hs
         return hs
 
     async def _session_main(self, hs: HTTPSession, *, task_status: TaskStatus[None]) -> None:
@@ -295,6 +320,13 @@ class StreamableHTTPHandler:
             await _plain(send, refusal[0], refusal[1])
             return
         method = scope["method"]
+        if (
+            method != "POST"
+            and "mcp-session-id" not in headers
+            and headers.get("mcp-protocol-version") in MODERN_VERSIONS
+        ):
+            await _plain(send, 405, "2026-07-28 has no GET stream and no sessions", [(b"allow", b"POST")])
+            return
         if method == "POST":
             await self._post(scope, receive, send, headers)
         elif method == "GET":
@@ -356,12 +388,15 @@ class StreamableHTTPHandler:
         except InvalidMessage as exc:
             await _json(send, 400, exc.to_wire())
             return
+        session_id = headers.get("mcp-session-id")
         version = headers.get("mcp-protocol-version")
+        if session_id is None and _is_modern(message, version):
+            await self._post_modern(message, obj, headers, receive, send)
+            return
         if version is not None and version not in SUPPORTED_VERSIONS:
             await _error(send, 400, INVALID_REQUEST, f"unsupported MCP-Protocol-Version {version!r}", _id(message))
             return
 
-        session_id = headers.get("mcp-session-id")
         request = message if isinstance(message, Request) else None
         if request is not None and request.method == "initialize":
             hs = await self._new_session()
@@ -392,9 +427,47 @@ class StreamableHTTPHandler:
         await hs.session.peer.feed(obj)
         await self._answer(hs, stream, receive, send)
 
-    async def _answer(self, hs: HTTPSession, stream: _Stream, receive: Receive, send: ASGISend) -> None:
+    async def _post_modern(
+        self, message: Any, obj: JSON, headers: dict[str, str], receive: Receive, send: ASGISend
+    ) -> None:
+        """A 2026-07-28 POST: no session; envelope (-32602) and header (-32020) checks come first."""
+        if not isinstance(message, Request):
+            await send({"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"0")]})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        try:
+            envelope = read_envelope(message.params)
+            params = message.params or {}
+            name = params.get("name")
+            header_params = (
+                self.server.tool_header_params(name) if message.method == "tools/call" and isinstance(name, str) else {}
+            )
+            check_headers(headers, message.method, params, envelope.protocol_version, header_params)
+        except MCPError as exc:
+            await _json(send, 400, ErrorResponse(message.id, exc).to_wire())
+            return
+        hs = await self._stateless_session()
+        internal = hs.next_internal_id()
+        stream = hs.open_stream(internal)
+        stream.public_id = message.id
+        await hs.session.peer.feed({**obj, "id": internal})
+        await self._answer(hs, stream, receive, send, modern=True)
+
+    async def _stateless_session(self) -> HTTPSession:
+        """The one session every 2026 request goes through (ids are remapped per request)."""
+        if self._stateless is None:
+            async with self._start_lock:
+                if self._stateless is None:
+                    hs = await self._new_session(register=False)
+                    hs.session.stateless = True
+                    self._stateless = hs
+        return self._stateless
+
+    async def _answer(
+        self, hs: HTTPSession, stream: _Stream, receive: Receive, send: ASGISend, *, modern: bool = False
+    ) -> None:
         """Wait for the first outgoing message: the response alone -> JSON, anything else -> SSE."""
-        session_header = (b"mcp-session-id", hs.session_id.encode())
+        session_headers = [] if modern else [(b"mcp-session-id", hs.session_id.encode())]
 
         async def decided() -> None:  # a message, the end, or a close_stream() before any message
             while not (stream.events or stream.done or stream.detach_retry_ms is not None):
@@ -410,6 +483,10 @@ class StreamableHTTPHandler:
             if disconnected:
                 stream.answering = False
                 stream.detach_retry_ms = None
+                if modern and stream.request_id is not None:  # 2026: closing the connection cancels
+                    hs.session.peer.cancel_incoming(stream.request_id)
+                    hs.drop_stream(stream)
+                    return
                 if stream.done:
                     hs.drop_stream(stream)
                 else:
@@ -418,7 +495,7 @@ class StreamableHTTPHandler:
         stream.answering = False
         if not stream.events and stream.done:  # cancelled before it said anything: an empty stream, then done
             hs.drop_stream(stream)
-            await send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, session_header]})
+            await send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *session_headers]})
             await send({"type": "http.response.body", "body": b""})
             return
         first = stream.events[0] if stream.events else None  # None: closed early, so SSE with a priming event
@@ -427,14 +504,14 @@ class StreamableHTTPHandler:
             await send(
                 {
                     "type": "http.response.start",
-                    "status": 200,
-                    "headers": [JSON_CT, session_header, (b"content-length", str(len(first[1])).encode())],
+                    "status": stream.status,
+                    "headers": [JSON_CT, *session_headers, (b"content-length", str(len(first[1])).encode())],
                 }
             )
             await send({"type": "http.response.body", "body": first[1]})
             return
-        await send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, session_header]})
-        priming = self._wants_priming(hs)
+        await send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *session_headers]})
+        priming = not modern and self._wants_priming(hs)
         if not priming:
             stream.detach_retry_ms = None  # without event ids the client could not resume: keep the stream
         if priming:
@@ -548,6 +625,25 @@ class StreamableHTTPHandler:
 
 
 # ----------------------------------------------------------------------------- helpers
+
+
+_MODERN_ERROR_STATUS = {
+    INVALID_PARAMS: 400,
+    INVALID_REQUEST: 400,
+    PARSE_ERROR: 400,
+    HEADER_MISMATCH: 400,
+    MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
+    UNSUPPORTED_PROTOCOL_VERSION: 400,
+    METHOD_NOT_FOUND: 404,
+}
+
+
+def _is_modern(message: Any, version_header: str | None) -> bool:
+    """Route a session-less POST: a 2026 envelope in the body, or a non-handshake version header."""
+    params = getattr(message, "params", None)
+    if has_envelope(params):
+        return True
+    return version_header is not None and version_header not in LEGACY_VERSIONS
 
 
 def _id(message: Any) -> RequestId | None:

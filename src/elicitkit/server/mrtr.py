@@ -1,0 +1,140 @@
+"""Asking on a 2026-07-28 connection: multi-round-trip with deterministic replay.
+
+There is no back channel, so a question cannot be sent mid-call. Instead the handler runs
+until it needs an answer it does not have; the call then ends with an ``InputRequiredResult``
+(the open questions, keyed, plus a sealed ``requestState``) and the client retries the same
+call with ``inputResponses``. On the retry the handler runs again from the top, and every
+question it asks is answered from the retry (or from answers recorded in the sealed state)
+until it either finishes or needs more.
+
+The contract for tool authors (also in the README): the code before each question must be
+safe to run again, and must ask the same questions in the same order for the same arguments
+and answers. Each recorded answer is pinned to a fingerprint of the question it answered; if
+a re-run asks something different under the same key, the old answer is not reused and the
+question goes out again. Keys default to ``q1``, ``q2``... in asking order; name them
+(``key=``) when the order can vary.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from elicitkit.protocol.errors import INVALID_PARAMS, MCPError
+from elicitkit.protocol.jsonrpc import JSON
+from elicitkit.server.request_state import (
+    AeadStateCodec,
+    InvalidRequestState,
+    SealedState,
+    StateBinding,
+    StateCodec,
+    fingerprint_question,
+)
+
+logger = logging.getLogger("elicitkit.mrtr")
+
+INPUT_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
+
+
+class InputRequired(Exception):
+    """The handler needs answers it does not have yet; the round ends with an InputRequiredResult."""
+
+
+class InputRound:
+    """One 2026 request's inputs: answers on hand, questions still open, the state to seal."""
+
+    def __init__(self, method: str, params: JSON, codec: StateCodec, principal: str | None = None) -> None:
+        self.codec = codec
+        self.binding = StateBinding.for_request(method, params, principal)
+        self.pending: dict[str, JSON] = {}
+        self._asked: dict[str, str] = {}  # key -> fingerprint, for every question this run asked
+        self._answers: dict[str, JSON] = {}  # key -> answer, recorded or received, that was used
+        self._counter = 0
+        token = params.get("requestState")
+        self.previous = self._open(token) if token is not None else None
+        self.responses = self._responses(params.get("inputResponses"))
+
+    def _open(self, token: Any) -> SealedState:
+        try:
+            return self.codec.open(token, self.binding)
+        except InvalidRequestState as exc:
+            logger.warning("rejected requestState for %s %s: %s", self.binding.method, self.binding.target, exc.reason)
+            raise exc.to_mcp_error() from None
+
+    @staticmethod
+    def _responses(raw: Any) -> dict[str, Any]:
+        if raw is None:
+            return {}
+        if not isinstance(raw, dict):
+            raise MCPError(INVALID_PARAMS, "inputResponses must be an object keyed by input request")
+        return raw
+
+    def next_key(self) -> str:
+        self._counter += 1
+        return f"q{self._counter}"
+
+    def answer(self, key: str, method: str, params: JSON) -> Any:
+        """The answer to this question if the retry (or the sealed state) has one, else None."""
+        question = {"method": method, "params": params}
+        fingerprint = fingerprint_question(question)
+        self._asked[key] = fingerprint
+        if key in self.responses:
+            response = self.responses[key]
+            if not isinstance(response, dict):
+                raise MCPError(INVALID_PARAMS, f"inputResponses[{key!r}] must be an object")
+            return response
+        if self.previous is not None and self.previous.answer_matches(key, question):
+            return self.previous.answers[key]
+        return None
+
+    def record(self, key: str, answer: JSON) -> None:
+        self._answers[key] = answer
+
+    def need(self, key: str, method: str, params: JSON) -> None:
+        self.pending[key] = {"method": method, "params": params}
+
+    def result(self) -> JSON:
+        """The ``InputRequiredResult`` for the questions still open, with the state to echo."""
+        round_no = (self.previous.round if self.previous is not None else 0) + 1
+        state = SealedState(round=round_no, questions=dict(self._asked), answers=dict(self._answers))
+        return {
+            "resultType": "input_required",
+            "inputRequests": dict(self.pending),
+            "requestState": self.codec.seal(state, self.binding),
+        }
+
+
+async def ask(round_: InputRound, method: str, params: JSON, *, key: str | None = None) -> JSON:
+    """The answer to one input request, or :class:`InputRequired` after noting the question."""
+    key = key or round_.next_key()
+    found = round_.answer(key, method, params)
+    if found is None:
+        round_.need(key, method, params)
+        raise InputRequired(key)
+    round_.record(key, found)
+    return found  # type: ignore[no-any-return]
+
+
+async def ask_all(round_: InputRound, requests: dict[str, tuple[str, JSON]]) -> dict[str, JSON]:
+    """Several input requests at once: every missing one goes into the same round."""
+    answers: dict[str, JSON] = {}
+    for key, (method, params) in requests.items():
+        found = round_.answer(key, method, params)
+        if found is None:
+            round_.need(key, method, params)
+        else:
+            round_.record(key, found)
+            answers[key] = found
+    if round_.pending:
+        raise InputRequired(", ".join(round_.pending))
+    return answers
+
+
+def default_codec() -> StateCodec:
+    """Keys from ``ELICITKIT_STATE_KEYS`` when set (processes share them), else fresh per process."""
+    import os
+
+    from elicitkit.server.request_state import ENV_VAR, KeyRing
+
+    ring = KeyRing.from_env() if os.environ.get(ENV_VAR, "").strip() else KeyRing.generate()
+    return AeadStateCodec(ring)
