@@ -38,6 +38,35 @@ class Leg:
 
 LEGS = [
     Leg(
+        "alpha12_2026_07_28",
+        LATEST,
+        ("--suite", "all", "--spec-version", "2026-07-28"),
+        frozenset(
+            {
+                "server-stateless",
+                "caching",
+                "http-header-validation",
+                "http-custom-header-server-validation",
+                "sep-2164-resource-not-found",
+                "dns-rebinding-protection",
+                "input-required-result-basic-elicitation",
+                "input-required-result-basic-sampling",
+                "input-required-result-basic-list-roots",
+                "input-required-result-request-state",
+                "input-required-result-multiple-input-requests",
+                "input-required-result-multi-round",
+                "input-required-result-missing-input-response",
+                "input-required-result-non-tool-request",
+                "input-required-result-result-type",
+                "input-required-result-unsupported-methods",
+                "input-required-result-tampered-state",
+                "input-required-result-capability-check",
+                "input-required-result-ignore-extra-params",
+                "input-required-result-validate-input",
+            }
+        ),
+    ),
+    Leg(
         "alpha12_2025_11_25",
         LATEST,
         ("--suite", "all", "--spec-version", "2025-11-25"),

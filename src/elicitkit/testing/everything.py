@@ -29,10 +29,12 @@ from pydantic import BaseModel, Field
 
 from elicitkit import (
     LEGACY_ENUM_NAMES,
+    AcceptedElicitation,
     Audio,
     Context,
     ElicitationResult,
     EmbeddedResource,
+    FormRequest,
     Image,
     Message,
     Server,
@@ -40,6 +42,8 @@ from elicitkit import (
     ToolError,
     UserMessage,
 )
+from elicitkit.elicitation.schema import form_for
+from elicitkit.protocol.modern import missing_capability
 from elicitkit.server.tools import make_tool
 
 __all__ = ["JSON_SCHEMA_2020_12", "PNG", "WAV", "build_server", "main", "server"]
@@ -246,14 +250,8 @@ def build_server() -> Server:
         """
         if not ctx.client_supports("sampling"):
             raise ToolError("This client does not support sampling (no 'sampling' capability)")
-        result = await ctx.session.send_request(
-            "sampling/createMessage",
-            {"messages": [{"role": "user", "content": {"type": "text", "text": prompt}}], "maxTokens": 100},
-            related=ctx.request_id,
-        )
-        content = result.get("content")
-        text = content.get("text") if isinstance(content, dict) else None
-        return f"LLM response: {text if text is not None else json.dumps(content)}"
+        result = await ctx.sample(prompt, max_tokens=100)
+        return f"LLM response: {_sample_text(result)}"
 
     @server.tool()
     async def test_elicitation(message: str, ctx: Context) -> str:
@@ -363,7 +361,161 @@ def build_server() -> Server:
         words = ["paris", "park", "party", "test", "testing"]
         return [word for word in words if word.startswith(value)]
 
+    _add_2026_tools(server)
     return server
+
+
+# ----------------------------------------------------------------------------- 2026-07-28
+
+
+class Name(BaseModel):
+    name: str
+
+
+class Confirm(BaseModel):
+    ok: bool
+
+
+class Color(BaseModel):
+    color: str
+
+
+class UserContext(BaseModel):
+    context: str
+
+
+def _sample_text(result: Any) -> str:
+    content = result.get("content") if isinstance(result, dict) else None
+    text = content.get("text") if isinstance(content, dict) else None
+    return text if isinstance(text, str) else json.dumps(content)
+
+
+def _roots_text(result: Any) -> str:
+    roots = result.get("roots") if isinstance(result, dict) else None
+    return ", ".join(str(r.get("uri")) for r in roots or [] if isinstance(r, dict)) or "no roots"
+
+
+def _hello(outcome: ElicitationResult[Any]) -> str:
+    if isinstance(outcome, AcceptedElicitation):
+        return f"Hello, {outcome.data.name}!"
+    return f"No name given ({outcome.action.value})."
+
+
+def _add_2026_tools(server: Server) -> None:
+    """Tools the 2026-07-28 scenarios call. They ask through the same Context API as on 2025
+    connections; on a 2026 connection each question becomes an InputRequiredResult round."""
+
+    @server.tool()
+    async def test_missing_capability(ctx: Context) -> str:
+        """Needs the client's sampling capability: -32021 (with requiredCapabilities) without it."""
+        if not ctx.client_supports("sampling"):
+            raise missing_capability({"sampling": {}})
+        return "sampling capability present"
+
+    @server.tool()
+    async def test_streaming_elicitation(ctx: Context) -> str:
+        """Asks for a name; on 2026 that is an InputRequiredResult, never a request on the stream."""
+        return _hello(await ctx.elicit("What is your name?", Name))
+
+    @server.tool()
+    async def test_custom_header(
+        value: Annotated[
+            str, Field(description="Mirrored in Mcp-Param-Value", json_schema_extra={"x-mcp-header": "Value"})
+        ],
+    ) -> str:
+        """Echo an argument that HTTP clients also send as the ``Mcp-Param-Value`` header (checked)."""
+        return f"value={value}"
+
+    @server.tool()
+    async def test_logging_tool(ctx: Context) -> str:
+        """Logs one line (sent only if this request asked for a log level) and answers."""
+        await ctx.info("test_logging_tool ran")
+        return "logging tool done"
+
+    @server.tool()
+    async def test_input_required_result_elicitation(ctx: Context) -> str:
+        """Asks for a name under the key ``user_name``; answers ``Hello, <name>!``."""
+        return _hello(await ctx.elicit("What is your name?", Name, key="user_name"))
+
+    @server.tool()
+    async def test_input_required_result_sampling(ctx: Context) -> str:
+        """Asks the client's model a question (key ``capital_question``)."""
+        result = await ctx.sample("What is the capital of France?", max_tokens=100, key="capital_question")
+        return f"Sampled: {_sample_text(result)}"
+
+    @server.tool()
+    async def test_input_required_result_list_roots(ctx: Context) -> str:
+        """Asks for the client's roots (key ``client_roots``)."""
+        roots = await ctx.request_input("roots/list", {}, key="client_roots")
+        return f"Roots: {_roots_text(roots)}"
+
+    @server.tool()
+    async def test_input_required_result_request_state(ctx: Context) -> str:
+        """Asks to confirm (key ``confirm``); the sealed requestState is checked on the retry."""
+        outcome = await ctx.elicit("Please confirm", Confirm, key="confirm")
+        ok = isinstance(outcome, AcceptedElicitation) and outcome.data.ok
+        return f"state-ok: confirmed={ok}"
+
+    @server.tool()
+    async def test_input_required_result_multiple_inputs(ctx: Context) -> str:
+        """Asks for a name, a sample and the roots in one round."""
+        name_params = FormRequest("What is your name?", form_for(Name).schema).to_params("2026-07-28")
+        sample_params = {
+            "messages": [{"role": "user", "content": {"type": "text", "text": "Say hello"}}],
+            "maxTokens": 50,
+        }
+        answers = await ctx.request_inputs(
+            {
+                "user_name": ("elicitation/create", name_params),
+                "greeting": ("sampling/createMessage", sample_params),
+                "client_roots": ("roots/list", {}),
+            }
+        )
+        name = (answers["user_name"].get("content") or {}).get("name", "?")
+        return (
+            f"name={name}; greeting={_sample_text(answers['greeting'])}; roots={_roots_text(answers['client_roots'])}"
+        )
+
+    @server.tool()
+    async def test_input_required_result_multi_round(ctx: Context) -> str:
+        """Two rounds: a name (``step1``), then a favourite colour (``step2``)."""
+        first = await ctx.elicit("What is your name?", Name, key="step1")
+        second = await ctx.elicit("What is your favorite color?", Color, key="step2")
+        name = first.data.name if isinstance(first, AcceptedElicitation) else "?"
+        color = second.data.color if isinstance(second, AcceptedElicitation) else "?"
+        return f"{name} likes {color}"
+
+    @server.tool()
+    async def test_input_required_result_tampered_state(ctx: Context) -> str:
+        """Asks once; a retry with an altered requestState is refused with -32602."""
+        outcome = await ctx.elicit("Please confirm", Confirm, key="confirm")
+        return f"confirmed={isinstance(outcome, AcceptedElicitation) and outcome.data.ok}"
+
+    @server.tool()
+    async def test_input_required_result_capabilities(ctx: Context) -> str:
+        """Asks only for what this request's client declared it can answer."""
+        wanted: dict[str, tuple[str, dict[str, Any]]] = {}
+        if ctx.client_supports("elicitation"):
+            wanted["user_name"] = (
+                "elicitation/create",
+                FormRequest("What is your name?", form_for(Name).schema).to_params("2026-07-28"),
+            )
+        if ctx.client_supports("sampling"):
+            wanted["greeting"] = (
+                "sampling/createMessage",
+                {"messages": [{"role": "user", "content": {"type": "text", "text": "Say hello"}}], "maxTokens": 50},
+            )
+        if ctx.client_supports("roots"):
+            wanted["client_roots"] = ("roots/list", {})
+        answers = await ctx.request_inputs(wanted)
+        return f"answered: {', '.join(sorted(answers)) or 'nothing'}"
+
+    @server.prompt()
+    async def test_input_required_result_prompt(ctx: Context) -> str:
+        """A prompt that first asks for some context (key ``user_context``)."""
+        outcome = await ctx.elicit("What context should the prompt use?", UserContext, key="user_context")
+        context = outcome.data.context if isinstance(outcome, AcceptedElicitation) else "none"
+        return f"Prompt with context: {context}"
 
 
 server = build_server()
