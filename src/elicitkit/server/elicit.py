@@ -33,6 +33,8 @@ DEFAULT_TIMEOUT = 600.0
 
 def _require_mode(request: RequestContext, mode: str) -> str:
     version = request.protocol_version or LATEST_LEGACY
+    if mode not in request.elicitation_modes and request.modern:  # 2026: the request cannot proceed
+        raise missing_capability({"elicitation": {mode: {}}})
     if mode not in request.elicitation_modes:
         declared = sorted(request.elicitation_modes) or "no elicitation at all"
         raise ElicitationUnsupported(f"the client cannot be asked in {mode} mode (it declared: {declared})")

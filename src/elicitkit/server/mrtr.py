@@ -82,6 +82,8 @@ class InputRound:
             response = self.responses[key]
             if not isinstance(response, dict):
                 raise MCPError(INVALID_PARAMS, f"inputResponses[{key!r}] must be an object")
+            if method == "elicitation/create" and response.get("action") not in ("accept", "decline", "cancel"):
+                raise MCPError(INVALID_PARAMS, f"inputResponses[{key!r}]: unknown action {response.get('action')!r}")
             return response
         if self.previous is not None and self.previous.answer_matches(key, question):
             return self.previous.answers[key]

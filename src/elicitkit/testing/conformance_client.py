@@ -3,7 +3,9 @@
 The harness runs ``python -m elicitkit.testing.conformance_client <server-url>`` with the
 scenario name in ``MCP_CONFORMANCE_SCENARIO`` (and, from 0.2.x on, the protocol version in
 ``MCP_CONFORMANCE_PROTOCOL_VERSION`` and scenario data in ``MCP_CONFORMANCE_CONTEXT``).
-Each scenario is a short coroutine doing what a real client would.
+Each scenario is a short coroutine doing what a real client would. The era follows the
+protocol version: a handshake version (or none) means the legacy client, anything else the
+2026-07-28 client (no handshake, an envelope and ``Mcp-*`` headers on every request).
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ from typing import Any
 import anyio
 
 from elicitkit import Client
-from elicitkit.elicitation.requests import ElicitRequest
+from elicitkit.client.mrtr import InputRequiredResult
+from elicitkit.elicitation.requests import ElicitRequest, FormRequest
 from elicitkit.elicitation.results import ElicitationResult
+from elicitkit.protocol.versions import LEGACY_VERSIONS
 
 Scenario = Callable[[str, dict[str, Any]], Awaitable[None]]
 SCENARIOS: dict[str, Scenario] = {}
@@ -37,7 +41,30 @@ def scenario(*names: str) -> Callable[[Scenario], Scenario]:
 
 
 def _client(url: str, **kwargs: Any) -> Client:
-    return Client(url, client_info={"name": "elicitkit-conformance-client", "version": "0.1.0"}, timeout=30, **kwargs)
+    version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") or None
+    if version is None or version in LEGACY_VERSIONS:
+        era: dict[str, Any] = {"mode": "legacy"}
+    else:
+        era = {"mode": "modern", "protocol_version": version}
+    return Client(
+        url,
+        client_info={"name": "elicitkit-conformance-client", "version": "0.1.0"},
+        timeout=30,
+        **era,
+        **kwargs,
+    )
+
+
+async def _accept(request: ElicitRequest) -> ElicitationResult[Any]:
+    """Say yes to every form, with ``true`` for each boolean the form asks for."""
+    if not isinstance(request, FormRequest):
+        return ElicitationResult.decline()
+    props = request.requested_schema.get("properties") or {}
+    return ElicitationResult.accept({k: True for k, v in props.items() if v.get("type") == "boolean"})
+
+
+async def _sample(params: dict[str, Any]) -> dict[str, Any]:
+    return {"role": "assistant", "content": {"type": "text", "text": "ok"}, "model": "none"}
 
 
 @scenario("initialize")
@@ -85,6 +112,76 @@ async def elicitation_defaults(url: str, context: dict[str, Any]) -> None:
     async with _client(url, elicitation_callback=accept_defaults) as client:
         result = await client.call_tool("test_client_elicitation_defaults", {})
         log.info("test_client_elicitation_defaults -> %s", result.text)
+
+
+@scenario("request-metadata")
+async def request_metadata(url: str, context: dict[str, Any]) -> None:
+    """Every capability declared, so each is checked to be an object; the first request is refused."""
+    async with _client(url, elicitation_callback=_accept, sampling_callback=_sample, roots=[]) as client:
+        log.info("connected: %s %s", client.protocol_version, client.server_info)
+        await client.list_tools()
+
+
+@scenario("sep-2322-client-request-state")
+async def mrtr_request_state(url: str, context: dict[str, Any]) -> None:
+    async with _client(url, elicitation_callback=_accept) as client:
+        await client.list_tools()
+        # Manual mode: keep the round, make an unrelated call meanwhile, then resume.
+        pending = await client.call_tool("test_mrtr_echo_state", {}, input_required="return")
+        if not isinstance(pending, InputRequiredResult):
+            raise SystemExit(f"test_mrtr_echo_state did not ask for input: {pending}")
+        unrelated = await client.call_tool("test_mrtr_unrelated", {})
+        log.info("test_mrtr_unrelated -> %s", unrelated.text)
+        responses = await client.answer_input_requests(pending)
+        done = await client.resume_tool(
+            "test_mrtr_echo_state", pending.params.get("arguments"), responses, pending.request_state
+        )
+        log.info("test_mrtr_echo_state -> %s", done.text)
+        # Automatic mode for the rest.
+        log.info("test_mrtr_no_state -> %s", (await client.call_tool("test_mrtr_no_state", {})).text)
+        log.info("test_mrtr_no_result_type -> %s", (await client.call_tool("test_mrtr_no_result_type", {})).text)
+
+
+@scenario("http-standard-headers")
+async def standard_headers(url: str, context: dict[str, Any]) -> None:
+    async with _client(url) as client:
+        tools = await client.list_tools()
+        for tool in tools.tools:
+            await client.call_tool(tool.name, {})
+        resources = await client.list_resources()
+        for resource in resources.resources:
+            await client.read_resource(resource.uri)
+        prompts = await client.list_prompts()
+        for prompt in prompts.prompts:
+            await client.get_prompt(prompt.name)
+
+
+@scenario("http-custom-headers")
+async def custom_headers(url: str, context: dict[str, Any]) -> None:
+    async with _client(url) as client:
+        await client.list_tools()  # learns which arguments go into Mcp-Param-* headers
+        for call in context.get("toolCalls") or []:
+            result = await client.call_tool(call["name"], call.get("arguments") or {})
+            log.info("%s -> %s", call["name"], result.text)
+
+
+@scenario("http-invalid-tool-headers")
+async def invalid_tool_headers(url: str, context: dict[str, Any]) -> None:
+    async with _client(url) as client:
+        tools = await client.list_tools()  # tools with invalid x-mcp-header are dropped here
+        for tool in tools.tools:
+            properties = tool.input_schema.get("properties") or {}
+            arguments = {name: "us-west1" for name, prop in properties.items() if prop.get("type") == "string"}
+            result = await client.call_tool(tool.name, arguments)
+            log.info("%s -> %s", tool.name, result.text)
+
+
+@scenario("json-schema-ref-no-deref")
+async def ref_no_deref(url: str, context: dict[str, Any]) -> None:
+    """Schemas stay plain dicts: nothing here resolves a ``$ref``, least of all over the network."""
+    async with _client(url) as client:
+        tools = await client.list_tools()
+        log.info("tools: %s", [tool.name for tool in tools.tools])
 
 
 async def main(argv: list[str]) -> int:

@@ -1,7 +1,10 @@
 """What a client transport is: something that, given where to deliver incoming data, yields a send.
 
 Transports move bytes and map their medium onto JSON-RPC messages; they know nothing about
-MCP methods, eras or elicitation.
+MCP methods, eras or elicitation. The send they yield is called as ``send(message, related)``,
+or, when the transport's ``per_message_headers`` is true (HTTP), as
+``send(message, related, headers=...)`` with headers for that one message. A transport may
+also offer ``set_stateless(bool)``: no sessions, no standalone stream, nothing to resume.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ OnClose = Callable[[str], None]
 
 
 class ClientTransport(Protocol):
+    # Optional: ``per_message_headers: bool`` and ``set_stateless(stateless: bool) -> None``.
+
     def open(self, feed: Feed, on_close: OnClose) -> AbstractAsyncContextManager[Send]:
         """Connect; what arrives goes to ``feed``, the end of the stream to ``on_close``; yields a send."""
         ...

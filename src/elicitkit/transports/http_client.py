@@ -5,6 +5,9 @@ Each outgoing message is one POST. ``send`` returns once the response headers ar
 An SSE stream that ends before its request's response is resumed with GET + ``Last-Event-ID``
 after the server's ``retry`` delay. A standalone GET stream carries messages the server sends
 outside any request, when the server offers one.
+
+Stateless servers (2026-07-28) get none of that: no session id, no GET stream, no DELETE, no
+resumption; the client hands each message its own headers instead (``send(..., headers=...)``).
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ MAX_RESUME_ATTEMPTS = 5
 class StreamableHTTPTransport:
     """Talk to an MCP server at ``url`` over Streamable HTTP."""
 
+    per_message_headers = True  # send() takes headers for that one message
+
     def __init__(
         self,
         url: str,
@@ -57,6 +62,14 @@ class StreamableHTTPTransport:
         self._tg: TaskGroup | None = None
         self._feed: Feed | None = None
         self._listening = False
+        self.stateless = False
+
+    def set_stateless(self, stateless: bool) -> None:
+        """Stateless: forget and ignore session ids, open no GET stream, resume nothing, DELETE nothing."""
+        self.stateless = stateless
+        if stateless:
+            self.session_id = None
+            self.protocol_version = None
 
     def describe(self) -> str:
         return self.url
@@ -70,7 +83,9 @@ class StreamableHTTPTransport:
         Servers may send requests and notifications that belong to no client request (pings,
         list changes, resource updates) only there. A 405 means the server has none.
         """
-        if not self.standalone_stream or self.session_id is None or self._tg is None or self._listening:
+        if self.stateless or not self.standalone_stream or self.session_id is None:
+            return
+        if self._tg is None or self._listening:
             return
         self._listening = True
         resp = await self._get(None)
@@ -124,11 +139,14 @@ class StreamableHTTPTransport:
 
     # -- sending --------------------------------------------------------------------
 
-    async def _send(self, message: JSON, related: RequestId | None) -> None:
+    async def _send(self, message: JSON, related: RequestId | None, headers: dict[str, str] | None = None) -> None:
         assert self._http is not None and self._tg is not None
         request_id = message.get("id") if "method" in message else None
-        resp = await self._http.post(self.url, data=encode(message), headers=self._headers())
-        if self.session_id is None and "mcp-session-id" in resp.headers:
+        merged = self._headers()
+        if headers:
+            merged.update(headers)
+        resp = await self._http.post(self.url, data=encode(message), headers=merged)
+        if not self.stateless and self.session_id is None and "mcp-session-id" in resp.headers:
             self.session_id = resp.headers["mcp-session-id"]
         ctype = resp.headers.get("content-type", "")
         if request_id is None:  # notification or response: expect 202
@@ -167,7 +185,7 @@ class StreamableHTTPTransport:
         answered = await self._consume(resp, parser, request_id)
         attempts = 0
         while not answered:
-            if parser.last_event_id is None or attempts >= MAX_RESUME_ATTEMPTS:
+            if self.stateless or parser.last_event_id is None or attempts >= MAX_RESUME_ATTEMPTS:
                 await self._lost(request_id, "the response stream ended before the response arrived")
                 return
             attempts += 1

@@ -390,7 +390,7 @@ class StreamableHTTPHandler:
             return
         session_id = headers.get("mcp-session-id")
         version = headers.get("mcp-protocol-version")
-        if session_id is None and _is_modern(message, version):
+        if _is_modern(message, version, session_id):  # 2026 has no sessions: a stray Mcp-Session-Id is ignored
             await self._post_modern(message, obj, headers, receive, send)
             return
         if version is not None and version not in SUPPORTED_VERSIONS:
@@ -638,12 +638,12 @@ _MODERN_ERROR_STATUS = {
 }
 
 
-def _is_modern(message: Any, version_header: str | None) -> bool:
-    """Route a session-less POST: a 2026 envelope in the body, or a non-handshake version header."""
-    params = getattr(message, "params", None)
-    if has_envelope(params):
+def _is_modern(message: Any, version_header: str | None, session_id: str | None) -> bool:
+    """2026 if the body carries the envelope or the header names a 2026 version; an unknown
+    version header counts as 2026 only without a session (a session is a handshake client's)."""
+    if has_envelope(getattr(message, "params", None)) or version_header in MODERN_VERSIONS:
         return True
-    return version_header is not None and version_header not in LEGACY_VERSIONS
+    return session_id is None and version_header is not None and version_header not in LEGACY_VERSIONS
 
 
 def _id(message: Any) -> RequestId | None:

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 class MemoryTransport:
     """Connects a :class:`~elicitkit.Client` straight to a server object."""
 
+    per_message_headers = False  # nothing to put them in
+
     def __init__(self, server: LowLevelServer) -> None:
         self.server = server
 
@@ -39,7 +41,7 @@ class MemoryTransport:
 
         session = self.server.create_session(to_client)
 
-        async def to_server(message: JSON, related: RequestId | None) -> None:
+        async def to_server(message: JSON, related: RequestId | None, headers: dict[str, str] | None = None) -> None:
             await session.peer.feed(encode(message))
 
         async with session.peer:

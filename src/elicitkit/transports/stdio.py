@@ -119,6 +119,8 @@ async def _cancel_on(event: anyio.Event, scope: anyio.CancelScope) -> None:
 class StdioTransport:
     """Spawn a server process and talk to it over its stdin/stdout."""
 
+    per_message_headers = False  # nothing to put them in
+
     def __init__(
         self,
         command: str | Sequence[str],
@@ -159,7 +161,7 @@ class StdioTransport:
         stdin, stdout = process.stdin, process.stdout
         lock = anyio.Lock()
 
-        async def send(message: JSON, related: RequestId | None) -> None:
+        async def send(message: JSON, related: RequestId | None, headers: dict[str, str] | None = None) -> None:
             data = encode(message) + b"\n"
             async with lock:
                 await stdin.send(data)

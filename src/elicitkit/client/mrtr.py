@@ -1,0 +1,130 @@
+"""Client side of multi-round-trip requests (2026-07-28): what an ``input_required`` result is.
+
+A 2026 server that needs something from the client (an answer to a form, a sampled message,
+the client's roots) does not ask with a request of its own: it finishes ``tools/call``,
+``prompts/get`` or ``resources/read`` with an :class:`InputRequiredResult`. The client
+gathers every requested input and sends the same request again, as a new request, carrying
+``inputResponses`` and, untouched, the server's ``requestState``.
+
+:class:`InputRequiredResult` keeps the method and the original params with the server's
+requests, so it can be stored (``to_json``/``from_json``) and resumed by another process.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from elicitkit.protocol.modern import RESULT_COMPLETE, RESULT_INPUT_REQUIRED
+
+ELICIT = "elicitation/create"
+SAMPLE = "sampling/createMessage"
+LIST_ROOTS = "roots/list"
+INPUT_METHODS = frozenset({ELICIT, SAMPLE, LIST_ROOTS})
+
+
+class MultiRoundTripError(Exception):
+    """A multi-round-trip exchange could not go on (raised locally; never a server's error)."""
+
+
+class TooManyInputRounds(MultiRoundTripError):
+    """The server kept asking for input past the client's ``max_input_rounds``."""
+
+
+class InputRequestViolation(MultiRoundTripError):
+    """The server asked for input the client never offered, or sent a malformed request for it."""
+
+
+class InvalidResultType(MultiRoundTripError):
+    """A result whose ``resultType`` is unknown, or ``input_required`` where it may not be."""
+
+
+class InputRequest(BaseModel):
+    """One entry of ``inputRequests``: a server-to-client request, embedded in a result."""
+
+    model_config = ConfigDict(extra="allow")
+
+    method: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class InputRequiredResult(BaseModel):
+    """The server needs these inputs before it can finish ``method`` with ``params``.
+
+    ``params`` are the original request params (without ``_meta``, ``inputResponses`` or
+    ``requestState``); ``request_state`` is the server's opaque string, to be echoed exactly.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    method: str
+    params: dict[str, Any]
+    input_requests: dict[str, InputRequest] = Field(default_factory=dict)
+    request_state: str | None = None
+    meta: dict[str, Any] | None = None
+
+    @classmethod
+    def from_wire(cls, method: str, params: dict[str, Any], result: dict[str, Any]) -> InputRequiredResult:
+        raw_requests = result.get("inputRequests")
+        if raw_requests is not None and not isinstance(raw_requests, dict):
+            raise InputRequestViolation("inputRequests must be an object")
+        requests: dict[str, InputRequest] = {}
+        for key, entry in (raw_requests or {}).items():
+            if not isinstance(entry, dict) or not isinstance(entry.get("method"), str):
+                raise InputRequestViolation(f"inputRequests[{key!r}] is not a request (method and params)")
+            entry_params = entry.get("params", {})
+            if not isinstance(entry_params, dict):
+                raise InputRequestViolation(f"inputRequests[{key!r}].params must be an object")
+            requests[key] = InputRequest(method=entry["method"], params=entry_params)
+        state = result.get("requestState")
+        if state is not None and not isinstance(state, str):
+            raise InputRequestViolation("requestState must be a string")
+        if raw_requests is None and state is None:
+            raise InputRequestViolation("an input_required result needs inputRequests or requestState")
+        meta = result.get("_meta")
+        return cls(
+            method=method,
+            params=original_params(params),
+            input_requests=requests,
+            request_state=state,
+            meta=meta if isinstance(meta, dict) else None,
+        )
+
+    @property
+    def name(self) -> str | None:
+        """The tool or prompt asked for (``params.name``), if any."""
+        value = self.params.get("name")
+        return value if isinstance(value, str) else None
+
+    def to_json(self) -> str:
+        return self.model_dump_json()
+
+    @classmethod
+    def from_json(cls, data: str | bytes) -> InputRequiredResult:
+        return cls.model_validate_json(data)
+
+
+def original_params(params: dict[str, Any]) -> dict[str, Any]:
+    """A request's params without the parts that belong to one round (envelope, responses, state)."""
+    return {k: v for k, v in params.items() if k not in ("_meta", "inputResponses", "requestState")}
+
+
+def result_type(result: dict[str, Any]) -> str:
+    """``resultType`` of a result; absent means complete (results from older servers)."""
+    kind = result.get("resultType", RESULT_COMPLETE)
+    if kind not in (RESULT_COMPLETE, RESULT_INPUT_REQUIRED):
+        raise InvalidResultType(f"unknown resultType {kind!r}")
+    return str(kind)
+
+
+def retry_params(
+    params: dict[str, Any], input_responses: dict[str, Any] | None, request_state: str | None
+) -> dict[str, Any]:
+    """The params of the next round: the original ones plus this round's responses and the state."""
+    out = original_params(params)
+    if input_responses:
+        out["inputResponses"] = input_responses
+    if request_state is not None:
+        out["requestState"] = request_state
+    return out
