@@ -13,7 +13,7 @@ import subprocess
 import sys
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ import httpx
 import orjson
 from anyio.abc import Process
 
+from _processes import stop_child
 from elicitkit.protocol.framing import LineFramer, SSEEvent, SSEParser
 
 TESTS = Path(__file__).resolve().parent
@@ -145,17 +146,7 @@ async def spawn_stdio(tmp_path: Path, *args: str) -> AsyncIterator[StdioChild]:
     try:
         yield child
     finally:
-        with anyio.CancelScope(shield=True):
-            if process.returncode is None:
-                assert process.stdin is not None
-                with suppress(anyio.BrokenResourceError, OSError):
-                    await process.stdin.aclose()
-                with anyio.move_on_after(5):
-                    await process.wait()
-                if process.returncode is None:
-                    process.kill()
-                    await process.wait()
-            await process.aclose()
+        await stop_child(process)
 
 
 # ----------------------------------------------------------------------------- HTTP

@@ -13,7 +13,7 @@ import math
 import subprocess
 import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ import anyio
 import orjson
 from anyio.abc import Process
 
+from _processes import stop_child
 from elicitkit.protocol.jsonrpc import JSON, RequestId, encode
 from elicitkit.server.lowlevel import LowLevelServer
 
@@ -170,14 +171,4 @@ async def stdio_peer(tmp_path: Path) -> AsyncIterator[StdioPeer]:
     try:
         yield StdioPeer(process, stderr_path)
     finally:
-        with anyio.CancelScope(shield=True):
-            if process.returncode is None:
-                assert process.stdin is not None
-                with suppress(anyio.BrokenResourceError, OSError):
-                    await process.stdin.aclose()
-                with anyio.move_on_after(5):
-                    await process.wait()
-                if process.returncode is None:
-                    process.kill()
-                    await process.wait()
-            await process.aclose()
+        await stop_child(process)

@@ -15,12 +15,13 @@ import enum
 import functools
 import types
 import typing
-from typing import Annotated, Any, Literal, get_args, get_origin
+from typing import Any, Literal, get_args, get_origin
 
 import annotated_types as at
 from pydantic import AnyUrl, BaseModel, PydanticUndefinedAnnotation, TypeAdapter, create_model
 from pydantic.fields import FieldInfo
 
+from elicitkit._typing import unwrap_annotated
 from elicitkit.elicitation.enums import LEGACY_ENUM_NAMES, Format, TitledEnum, Titles, options_of, titled_options
 from elicitkit.elicitation.errors import SchemaError
 from elicitkit.protocol.versions import LATEST_LEGACY
@@ -289,14 +290,6 @@ def form_from_schema(schema: Any) -> Form:
     return Form(schema, None)
 
 
-def _unwrap(annotation: Any) -> tuple[Any, list[Any]]:
-    extras: list[Any] = []
-    while get_origin(annotation) is Annotated:
-        annotation, *more = get_args(annotation)
-        extras.extend(more)
-    return annotation, extras
-
-
 def _strip_optional(annotation: Any) -> tuple[Any, bool]:
     origin = get_origin(annotation)
     if origin in (typing.Union, types.UnionType):
@@ -345,10 +338,10 @@ def _choices(annotation: Any) -> tuple[list[str], dict[str, str]] | None:
 
 def _property(annotation: Any, info: FieldInfo, name: str) -> tuple[dict[str, Any], bool]:
     """One field's property schema, and whether it is required."""
-    base, extras = _unwrap(annotation)
+    base, extras = unwrap_annotated(annotation)
     extras = [*extras, *info.metadata]
     base, optional = _strip_optional(base)
-    base, more = _unwrap(base)
+    base, more = unwrap_annotated(base)
     extras.extend(more)
     titles = next((x.titles for x in extras if isinstance(x, Titles)), None)
     legacy_names = any(x is LEGACY_ENUM_NAMES for x in extras)
@@ -384,7 +377,7 @@ def _property(annotation: Any, info: FieldInfo, name: str) -> tuple[dict[str, An
     elif get_origin(base) in (list, set, frozenset, tuple):
         args = get_args(base)
         item = args[0] if args else Any
-        item_choices = _choices(_unwrap(item)[0])
+        item_choices = _choices(unwrap_annotated(item)[0])
         if item_choices is None or (get_origin(base) is tuple and len(args) != 2):
             raise _FieldProblem("arrays are only allowed as multi-selects: list[Literal[...]] or list[SomeStrEnum]")
         values, enum_titles = item_choices

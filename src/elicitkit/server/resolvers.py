@@ -37,11 +37,11 @@ from __future__ import annotations
 
 import functools
 import inspect
-import typing
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, get_args, get_origin, get_type_hints, overload
 
+from elicitkit._typing import unwrap_annotated
 from elicitkit.elicitation.errors import ElicitationError, SchemaError
 from elicitkit.elicitation.results import (
     AcceptedElicitation,
@@ -200,13 +200,6 @@ class ResolverGraph:
         return [node.key for node in self.nodes]
 
 
-def _unwrap(annotation: Any) -> tuple[Any, list[Any]]:
-    if get_origin(annotation) is typing.Annotated:
-        base, *extras = get_args(annotation)
-        return base, extras
-    return annotation, []
-
-
 def _wants_outcome(annotation: Any) -> bool:
     """``ElicitationResult[T]`` (or bare ``ElicitationResult``): inject the whole outcome."""
     return (get_origin(annotation) or annotation) is ElicitationResult
@@ -300,7 +293,7 @@ class _Builder:
         for name, param in signature.parameters.items():
             if param.kind in (param.POSITIONAL_ONLY, param.VAR_POSITIONAL, param.VAR_KEYWORD):
                 raise TypeError(f"{where}: parameter {name!r} cannot be passed by name; resolvers take keywords")
-            base, extras = _unwrap(hints.get(name, Any))
+            base, extras = unwrap_annotated(hints.get(name, Any))
             outcome = _wants_outcome(base)
             marker = _marker(extras, f"{where}: parameter {name!r}")
             if marker is not None:  # a dependency of its own, not a tool parameter

@@ -19,6 +19,7 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
+from elicitkit._typing import unwrap_annotated
 from elicitkit.server.content import CONTENT_TYPES, to_content, to_json_text
 from elicitkit.server.docstrings import describe
 
@@ -68,13 +69,6 @@ def _is_context_type(annotation: Any) -> bool:
         return bool(members) and all(_is_context_type(a) for a in members)
     target = origin or annotation
     return inspect.isclass(target) and issubclass(target, Context)
-
-
-def _unwrap_annotated(annotation: Any) -> tuple[Any, list[Any]]:
-    if get_origin(annotation) is typing.Annotated:
-        base, *extras = get_args(annotation)
-        return base, extras
-    return annotation, []
 
 
 # Return annotations that mean "content, not data": no output schema for these.
@@ -147,7 +141,7 @@ def plan_function(
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise TypeError(f"{fn.__qualname__}: *args/**kwargs cannot be described to a client")
         annotation = hints.get(name, Any)
-        base, extras = _unwrap_annotated(annotation)
+        base, extras = unwrap_annotated(annotation)
         if _is_context_type(base):
             plans.append(ParameterPlan(name, "context", base, extras))
             continue
