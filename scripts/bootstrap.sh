@@ -58,6 +58,16 @@ quietly() {
     fi
 }
 
+# Like quietly, but report failure instead of dying.
+try_quietly() {
+    local log rc=0
+    log="$(mktemp "${TMPDIR:-/tmp}/elicitkit-bootstrap.XXXXXX")"
+    "$@" >"$log" 2>&1 || rc=$?
+    ((rc == 0)) || tail -n 20 "$log" >&2
+    rm -f "$log"
+    return $rc
+}
+
 stamp_ok() { # stamp_ok FILE KEY
     [[ -f "$1" ]] && [[ "$(cat "$1")" == "$2" ]]
 }
@@ -153,5 +163,23 @@ for ver in "${CONFORMANCE_VERSIONS[@]}"; do
     [[ "$got" == "$ver" ]] || die "conformance in $dir reports version '$got', expected $ver"
     echo "$key" >"$stamp"
 done
+
+# ---------------------------------------------------------------- chromium (browser-form tests)
+# Debian's chromium and its matching chromedriver; Selenium drives them headless.
+# Set ELICITKIT_SKIP_CHROMIUM=1 to skip (the browser tests then skip with a reason).
+if [[ "${ELICITKIT_SKIP_CHROMIUM:-0}" != 1 ]] && ! { command -v chromium >/dev/null && command -v chromedriver >/dev/null; }; then
+    if command -v apt-get >/dev/null; then
+        SUDO=""
+        [[ "$(id -u)" == 0 ]] || SUDO="sudo -n"
+        say "installing Debian chromium + chromium-driver (apt-get)"
+        export DEBIAN_FRONTEND=noninteractive
+        if ! try_quietly $SUDO apt-get update \
+            || ! try_quietly $SUDO apt-get install -y --no-install-recommends chromium chromium-driver; then
+            say "WARNING: could not install chromium; the browser-form tests will be skipped"
+        fi
+    else
+        say "WARNING: no apt-get; install chromium + chromedriver for the browser-form tests"
+    fi
+fi
 
 say "ready (node $NODE_VERSION, cache $CACHE)"

@@ -6,4 +6,4 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
 
 bash scripts/bootstrap.sh
-exec .venv/bin/python -m elicitkit.demo "$@"
+exec .venv/bin/elicitkit demo "$@"

@@ -3,8 +3,11 @@
 Everything a user needs is importable from here.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from elicitkit.client import Client
-from elicitkit.client.elicitation import UrlElicitationRequiredError
+from elicitkit.client.elicitation import QuestionRefused, UrlElicitationRequiredError
+from elicitkit.client.handlers import AuditLog, CIHandler, ElicitationHandler, Policy, RateLimit, SensitiveFieldGuard
 from elicitkit.elicitation import (
     LEGACY_ENUM_NAMES,
     AcceptedElicitation,
@@ -52,13 +55,29 @@ from elicitkit.server import (
     UserMessage,
 )
 
+if TYPE_CHECKING:
+    from elicitkit.client.handlers import BrowserHandler, TerminalHandler
+
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    # The interactive handlers import their UI libraries on first use.
+    if name in ("TerminalHandler", "BrowserHandler"):
+        from elicitkit.client import handlers
+
+        return getattr(handlers, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "LEGACY_ENUM_NAMES",
     "AcceptedElicitation",
     "AssistantMessage",
     "Audio",
+    "AuditLog",
+    "BrowserHandler",
+    "CIHandler",
     "CancelledElicitation",
     "Client",
     "ConnectionClosed",
@@ -69,6 +88,7 @@ __all__ = [
     "ElicitationAction",
     "ElicitationError",
     "ElicitationFailed",
+    "ElicitationHandler",
     "ElicitationMode",
     "ElicitationResult",
     "ElicitationTimeout",
@@ -83,13 +103,18 @@ __all__ = [
     "MCPServer",
     "Message",
     "Origin",
+    "Policy",
+    "QuestionRefused",
+    "RateLimit",
     "RequestContext",
     "RequestTimeout",
     "Resolve",
     "ResourceLink",
     "SchemaError",
+    "SensitiveFieldGuard",
     "Server",
     "ServerSession",
+    "TerminalHandler",
     "Text",
     "TitledEnum",
     "Titles",

@@ -573,6 +573,7 @@ class Client:
         if not keys or keys & seen or self.elicitation.callback is None:
             raise required  # nothing new to do: retrying would loop
         seen |= keys
+        required.elicitations = [self.elicitation.with_completion(r) for r in required.elicitations]
         for request in required.elicitations:
             answer = to_wire_answer(await _maybe_await(self.elicitation.callback(request)))
             if answer.get("action") != "accept":

@@ -9,10 +9,12 @@ the same code the server uses before anything goes back on the wire.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -22,6 +24,7 @@ from elicitkit.elicitation.errors import InvalidAnswer
 from elicitkit.elicitation.requests import ElicitRequest, FormRequest, InvalidRequest, Origin, UrlRequest, parse_request
 from elicitkit.elicitation.results import ElicitationResult
 from elicitkit.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, URL_ELICITATION_REQUIRED, MCPError
+from elicitkit.protocol.versions import Era, era_of
 
 logger = logging.getLogger("elicitkit.client.elicitation")
 
@@ -49,6 +52,20 @@ class UrlElicitationRequiredError(MCPError):
             if isinstance(parsed, UrlRequest):
                 requests.append(parsed)
         return cls(error.message, requests, error.data)
+
+
+class QuestionRefused(Exception):
+    """Raise from a handler to refuse a question outright, telling the server why.
+
+    On a 2025 connection the server gets a JSON-RPC error (-32602) with ``message`` and
+    ``data``; a 2026 input request has no error channel, so the answer becomes a decline and
+    the reason is logged here.
+    """
+
+    def __init__(self, message: str, data: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.data = data
 
 
 def to_wire_answer(answer: Any) -> dict[str, Any]:
@@ -86,8 +103,16 @@ class ElicitationResponder:
         declared = self.modes if version >= "2025-11-25" else ("form",)
         if request.mode.value not in declared:
             raise MCPError(INVALID_PARAMS, f"elicitation mode {request.mode.value!r} was not declared by this client")
-        outcome = self.callback(request)
-        answer = await outcome if inspect.isawaitable(outcome) else outcome
+        if isinstance(request, UrlRequest):
+            request = self.with_completion(request)
+        try:
+            outcome = self.callback(request)
+            answer = await outcome if inspect.isawaitable(outcome) else outcome
+        except QuestionRefused as exc:
+            if era_of(version) is Era.LEGACY:
+                raise MCPError(INVALID_PARAMS, exc.message, exc.data) from None
+            logger.warning("refused an input request (sent as a decline): %s", exc.message)
+            return {"action": "decline"}
         wire = to_wire_answer(answer)
         schema = request.requested_schema if isinstance(request, FormRequest) else None
         try:
@@ -98,6 +123,12 @@ class ElicitationResponder:
         return checked.to_wire()
 
     # -- completion notifications ---------------------------------------------------------
+
+    def with_completion(self, request: UrlRequest) -> UrlRequest:
+        """``request`` able to wait for its completion notice (only a 2025-11-25 id has one)."""
+        if not request.elicitation_id:
+            return request
+        return replace(request, completion=functools.partial(self.wait_complete, request.elicitation_id))
 
     def completed(self, elicitation_id: str) -> None:
         if elicitation_id in self._completed:

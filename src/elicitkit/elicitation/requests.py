@@ -8,6 +8,7 @@ the handler, together with who is asking (:class:`Origin`).
 from __future__ import annotations
 
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
@@ -71,10 +72,23 @@ class UrlRequest:
     url: str
     elicitation_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     origin: Origin | None = field(default=None, compare=False)
+    # Client side: set by the client when the server will send a completion notice for this id.
+    completion: Callable[[float | None], Awaitable[bool]] | None = field(default=None, compare=False, repr=False)
 
     @property
     def mode(self) -> ElicitationMode:
         return ElicitationMode.URL
+
+    @property
+    def notifies_completion(self) -> bool:
+        """True when the server will announce that the person finished at the URL."""
+        return self.completion is not None
+
+    async def wait_complete(self, timeout: float | None = None) -> bool:
+        """Client side: wait for the server's completion notice; False on timeout or when none will come."""
+        if self.completion is None:
+            return False
+        return await self.completion(timeout)
 
     @property
     def domain(self) -> str:

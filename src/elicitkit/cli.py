@@ -1,0 +1,362 @@
+"""The ``elicitkit`` command: call any MCP server's tools and answer its questions, serve, demo.
+
+    elicitkit call SERVER [TOOL] [--arg k=v ...] [--ui terminal|browser|ci] [--defaults FILE]
+    elicitkit serve MODULE:SERVER [--transport stdio|http] [--port N]
+    elicitkit demo [--ui terminal|browser|ci]
+
+SERVER is a command line (run as a child over stdio) or an ``http(s)://`` URL (Streamable
+HTTP). Without TOOL, ``call`` lists the server's tools.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import json
+import shlex
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any, cast
+
+import anyio
+import click
+
+from elicitkit.client.client import Client, ClientMode
+from elicitkit.client.handlers.ci import CIHandler
+from elicitkit.client.handlers.policy import AuditLog, Policy, RateLimit
+from elicitkit.protocol.errors import MCPError
+from elicitkit.types import CallToolResult, ImageContent, TextContent, Tool
+
+UI_CHOICES = ("auto", "terminal", "browser", "ci")
+
+
+def _target(server: str) -> str | list[str]:
+    if server.startswith(("http://", "https://")):
+        return server
+    argv = shlex.split(server)
+    if not argv:
+        raise click.BadParameter("empty server command", param_hint="SERVER")
+    return argv
+
+
+def _load_defaults(path: str | None) -> dict[str, Any]:
+    if path is None:
+        return {}
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        data = tomllib.loads(text) if path.endswith(".toml") else json.loads(text)
+    except (OSError, ValueError) as exc:  # TOMLDecodeError and JSONDecodeError are ValueErrors
+        raise click.BadParameter(f"{path}: {exc}", param_hint="--defaults") from None
+    if not isinstance(data, dict):
+        raise click.BadParameter(f"{path} must hold an object of field name -> value", param_hint="--defaults")
+    return data
+
+
+def make_handler(ui: str, defaults: dict[str, Any]) -> Any:
+    """The handler for ``--ui``; ``auto`` is the terminal form on a terminal, CI defaults otherwise."""
+    if ui == "auto":
+        ui = "terminal" if sys.stdin.isatty() and sys.stdout.isatty() else "ci"
+    if ui == "ci":
+        return CIHandler(defaults)
+    if ui == "terminal":
+        from elicitkit.client.handlers.terminal import TerminalHandler
+
+        return TerminalHandler()
+    from elicitkit.client.handlers.browser import BrowserHandler
+
+    return BrowserHandler()
+
+
+def _schema_types(prop: Any) -> list[str]:
+    """The JSON types a parameter allows: its ``type`` (a name or a list), else those of its ``anyOf``/``oneOf``."""
+    if not isinstance(prop, dict):
+        return []
+    kind = prop.get("type")
+    if isinstance(kind, str):
+        return [kind]
+    if isinstance(kind, list):
+        return [k for k in kind if isinstance(k, str)]
+    types: list[str] = []
+    for option in [*prop.get("anyOf", []), *prop.get("oneOf", [])]:
+        types += [t for t in _schema_types(option) if t not in types]
+    return types
+
+
+def _as_type(kind: str, raw: str) -> Any:
+    if kind == "string":
+        return raw
+    if kind == "integer":
+        return int(raw)
+    if kind == "number":
+        return float(raw)
+    if kind == "boolean":
+        low = raw.lower()
+        if low in ("true", "yes", "1", "on"):
+            return True
+        if low in ("false", "no", "0", "off"):
+            return False
+        raise ValueError(f"not a boolean: {raw!r}")
+    if kind == "null":
+        if raw == "null":
+            return None
+        raise ValueError("not null")
+    value = json.loads(raw)
+    if kind == "array" and not isinstance(value, list):
+        raise ValueError("not a JSON array")
+    if kind == "object" and not isinstance(value, dict):
+        raise ValueError("not a JSON object")
+    return value
+
+
+def _coerce(name: str, raw: str, schema: dict[str, Any]) -> Any:
+    """``--arg`` text -> the type the tool's input schema asks for (JSON, else text, when it says nothing).
+
+    An optional parameter (``anyOf`` a type and null) takes ``null`` as None and anything else
+    as that type; text is tried as a string last, so ``5`` for ``int | str`` is the number.
+    """
+    types = _schema_types(schema.get("properties", {}).get(name, {}))
+    if not types:
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    ordered = sorted(types, key=lambda kind: kind == "string")
+    errors: list[str] = []
+    for kind in ordered:
+        try:
+            return _as_type(kind, raw)
+        except ValueError as exc:
+            errors.append(str(exc))
+    wanted = " or ".join(types)
+    detail = "; ".join(error for kind, error in zip(ordered, errors, strict=True) if kind != "null")
+    raise click.BadParameter(f"{name}={raw!r}: the tool wants {wanted} ({detail})", param_hint="--arg")
+
+
+def _arguments(pairs: tuple[str, ...], args_json: str | None, tool: Tool | None) -> dict[str, Any]:
+    arguments: dict[str, Any] = {}
+    if args_json:
+        try:
+            loaded = json.loads(args_json)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--args-json") from None
+        if not isinstance(loaded, dict):
+            raise click.BadParameter("must be a JSON object", param_hint="--args-json")
+        arguments.update(loaded)
+    schema = tool.input_schema if tool else {}
+    for pair in pairs:
+        name, sep, raw = pair.partition("=")
+        if not sep or not name:
+            raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--arg")
+        arguments[name] = _coerce(name, raw, schema)
+    return arguments
+
+
+async def _all_tools(client: Client) -> list[Tool]:
+    tools: list[Tool] = []
+    cursor: str | None = None
+    while True:
+        page = await client.list_tools(cursor)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            return tools
+
+
+def _print_result(result: CallToolResult, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(result.model_dump(by_alias=True, exclude_none=True), indent=2, ensure_ascii=False))
+        return
+    for block in result.content:
+        if isinstance(block, TextContent):
+            click.echo(block.text)
+        elif isinstance(block, ImageContent):
+            click.echo(f"[image {block.mime_type}, {len(block.data) * 3 // 4} bytes]")
+        else:
+            click.echo(json.dumps(block.model_dump(by_alias=True, exclude_none=True), ensure_ascii=False))
+    if result.structured_content is not None and not result.content:
+        click.echo(json.dumps(result.structured_content, indent=2, ensure_ascii=False))
+
+
+async def _call(
+    server: str,
+    tool_name: str | None,
+    pairs: tuple[str, ...],
+    args_json: str | None,
+    handler: Any,
+    mode: str,
+    as_json: bool,
+    timeout: float,
+) -> int:
+    async with Client(
+        _target(server),
+        mode=cast(ClientMode, mode),
+        elicitation_callback=handler,
+        auto_url_elicitation=True,
+        timeout=timeout,
+    ) as client:
+        tools = await _all_tools(client)
+        if tool_name is None:
+            origin = client.origin
+            click.echo(f"{origin.display_name} {origin.version or ''} ({origin.location}): {len(tools)} tool(s)")
+            for listed in tools:
+                summary = (listed.description or "").strip().splitlines()
+                click.echo(f"  {listed.name:24} {summary[0] if summary else ''}")
+            return 0
+        tool = next((t for t in tools if t.name == tool_name), None)
+        if tool is None:
+            names = ", ".join(t.name for t in tools) or "none"
+            raise click.UsageError(f"the server has no tool {tool_name!r} (it has: {names})")
+        result = await client.call_tool(tool_name, _arguments(pairs, args_json, tool))
+        _print_result(result, as_json)
+        return 1 if result.is_error else 0
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="elicitkit")
+def main() -> None:
+    """elicitkit: MCP servers that ask, clients that answer."""
+
+
+@main.command()
+@click.argument("server")
+@click.argument("tool", required=False)
+@click.option("--arg", "-a", "pairs", multiple=True, metavar="KEY=VALUE", help="A tool argument (repeatable).")
+@click.option("--args-json", metavar="JSON", help="All arguments as one JSON object.")
+@click.option("--ui", type=click.Choice(UI_CHOICES), default="auto", show_default=True, help="Who answers questions.")
+@click.option("--defaults", type=click.Path(exists=True, dir_okay=False), help="JSON/TOML field defaults (ci).")
+@click.option(
+    "--mode",
+    type=click.Choice(["legacy", "auto", "modern"]),
+    default="legacy",
+    show_default=True,
+    help="Protocol era: legacy (the initialize handshake), auto (probe server/discover), modern (2026-07-28).",
+)
+@click.option(
+    "--rate",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="N",
+    help="At most N questions a minute from this server.",
+)
+@click.option("--allow-sensitive", is_flag=True, help="Let forms ask for passwords, tokens, card numbers.")
+@click.option("--audit", type=click.Path(dir_okay=False), help="Append one JSON line per question here.")
+@click.option("--json", "as_json", is_flag=True, help="Print the raw tool result as JSON.")
+@click.option("--timeout", type=float, default=600.0, show_default=True, help="Seconds per request.")
+def call(
+    server: str,
+    tool: str | None,
+    pairs: tuple[str, ...],
+    args_json: str | None,
+    ui: str,
+    defaults: str | None,
+    mode: str,
+    rate: float | None,
+    allow_sensitive: bool,
+    audit: str | None,
+    as_json: bool,
+    timeout: float,
+) -> None:
+    """Call TOOL on SERVER (a command line or an http(s) URL) and answer its questions; no TOOL lists tools."""
+    if audit:
+        try:  # find out now, not when the first question comes and the answer would be an error
+            open(audit, "a", encoding="utf-8").close()
+        except OSError as exc:
+            raise click.BadParameter(f"cannot write {audit}: {exc.strerror}", param_hint="--audit") from None
+    handler = Policy(
+        make_handler(ui, _load_defaults(defaults)),
+        rate_limit=RateLimit(rate) if rate else None,
+        sensitive_fields=not allow_sensitive,
+        audit=AuditLog(audit) if audit else None,
+    )
+    try:
+        code = anyio.run(_call, server, tool, pairs, args_json, handler, mode, as_json, timeout)
+    except MCPError as exc:
+        click.echo(f"error: {exc.message} ({exc.code})", err=True)
+        code = 2
+    except OSError as exc:
+        verb = "reach" if isinstance(_target(server), str) else "start"
+        click.echo(f"error: could not {verb} {server}: {exc}", err=True)
+        code = 2
+    except click.ClickException:
+        raise
+    except Exception as exc:  # a clear line, not a traceback: this is a command for people
+        click.echo(f"error: {type(exc).__name__}: {exc}", err=True)
+        code = 2
+    sys.exit(code)
+
+
+def load_server(target: str) -> Any:
+    """``package.module:attr`` or ``path/to/file.py:attr`` (attr defaults to ``server``) -> the server."""
+    module_part, _, attr = target.partition(":")
+    attr = attr or "server"
+    if module_part.endswith(".py") or "/" in module_part:
+        path = Path(module_part).resolve()
+        if not path.is_file():
+            raise click.BadParameter(f"no such file: {module_part}", param_hint="MODULE:SERVER")
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[path.stem] = module
+        sys.path.insert(0, str(path.parent))
+        spec.loader.exec_module(module)
+    else:
+        sys.path.insert(0, str(Path.cwd()))
+        try:
+            module = importlib.import_module(module_part)
+        except ModuleNotFoundError as exc:
+            raise click.BadParameter(f"cannot import {module_part!r}: {exc}", param_hint="MODULE:SERVER") from None
+    from elicitkit.server.framework import Server
+
+    obj = getattr(module, attr, None)
+    if obj is None:
+        raise click.BadParameter(f"{module_part} has no attribute {attr!r}", param_hint="MODULE:SERVER")
+    if not isinstance(obj, Server) and inspect.isfunction(obj) and not inspect.iscoroutinefunction(obj):
+        try:
+            inspect.signature(obj).bind()
+        except TypeError:
+            pass  # it needs arguments: not a factory
+        else:
+            obj = obj()  # a factory
+    if not isinstance(obj, Server):
+        what = "a class" if isinstance(obj, type) else f"a {type(obj).__name__}"
+        raise click.BadParameter(
+            f"{target} is {what}, not an elicitkit Server (nor a function returning one)",
+            param_hint="MODULE:SERVER",
+        )
+    return obj
+
+
+@main.command()
+@click.argument("target", metavar="MODULE:SERVER")
+@click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True)
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=int, default=8000, show_default=True)
+@click.option("--path", default="/mcp", show_default=True)
+def serve(target: str, transport: str, host: str, port: int, path: str) -> None:
+    """Serve an elicitkit server object over stdio or Streamable HTTP."""
+    server = load_server(target)
+    if transport == "stdio":
+        server.run("stdio")
+        return
+    try:
+        server.run("http", host=host, port=port, path=path)
+    except BaseExceptionGroup as group:  # uvicorn gives up starting (the port is taken...) with sys.exit(3)
+        _, rest = group.split(SystemExit)
+        if rest is not None:
+            raise
+        click.echo(f"error: could not serve on {host}:{port} (the reason is logged above)", err=True)
+        sys.exit(2)
+
+
+@main.command()
+@click.option("--ui", type=click.Choice(UI_CHOICES), default="auto", show_default=True)
+def demo(ui: str) -> None:
+    """Walk through a server that asks: a booking form, a URL-mode deposit, a confirmed delete on 2026."""
+    from elicitkit.demo.walkthrough import run
+
+    sys.exit(run(ui))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,105 @@
+"""A real client and server around a TerminalHandler, for the pseudo-terminal tests.
+
+python tests/handlers/terminal_driver.py order        # a pizza order form
+python tests/handlers/terminal_driver.py pay [URL]    # a URL question (default https://pay.pizzeria.example/...)
+
+The server runs in-process, the client reaches it in memory, and the handler talks to the
+terminal this runs in. Each tool answers with what ``ctx.elicit`` gave it, typed, as JSON;
+the driver prints it on one line ``RESULT: {...}`` so a test checks what the server got.
+
+``pay``: after the tool returns, SIGUSR1 makes the (pretend) payment provider report the
+payment, which sends ``notifications/elicitation/complete``; the driver then waits for the
+handler's background wait to end and prints ``DRIVER DONE``.
+
+``TERMINAL_DRIVER_PLAIN=1`` asks the handler for plain lines even on a terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+
+import anyio
+from pydantic import BaseModel, Field
+
+from elicitkit import AcceptedElicitation, Client, Context, MCPServer, TitledEnum
+from elicitkit.client.handlers.terminal import TerminalHandler
+
+server = MCPServer("pizzeria", "2.1.0", title="Pizzeria Napoli")
+
+PAY_URL = "https://pay.pizzeria.example/checkout/42?amount=18.50"
+
+
+class Size(TitledEnum):
+    SMALL = "s", "Small (8 inch)"
+    MEDIUM = "m", "Medium (10 inch)"
+    LARGE = "l", "Large (12 inch)"
+
+
+class Topping(TitledEnum):
+    CHEESE = "cheese", "Extra cheese"
+    OLIVES = "olives", "Black olives"
+    BASIL = "basil", "Fresh basil"
+
+
+class Order(BaseModel):
+    name: str = Field(title="Your name", min_length=2, max_length=20, description="Who the order is for")
+    size: Size = Size.MEDIUM
+    toppings: list[Topping] = Field(default_factory=list, max_length=2, description="Up to two")
+    quantity: int = Field(default=1, ge=1, le=10)
+    delivery: bool = Field(default=True, description="Deliver to your door?")
+
+
+@server.tool()
+async def order(ctx: Context) -> str:
+    """Take a pizza order."""
+    answer = await ctx.elicit("What would you like to order?", Order)
+    if isinstance(answer, AcceptedElicitation):
+        data = answer.data.model_dump(mode="json")
+        types = {key: type(value).__name__ for key, value in data.items()}
+        return json.dumps({"action": "accept", "data": data, "types": types})
+    return json.dumps({"action": answer.action.value})
+
+
+@server.tool()
+async def pay(url: str, ctx: Context) -> str:
+    """Send the person to the payment page."""
+    answer = await ctx.elicit_url("Pay 18.50 EUR for your order.", url, elicitation_id="pay-42")
+    return json.dumps({"action": answer.action.value})
+
+
+@server.tool()
+async def paid(ctx: Context) -> str:
+    """The payment provider's webhook: the person paid."""
+    await ctx.elicit_complete("pay-42")
+    return "paid"
+
+
+async def main(scenario: str, url: str) -> None:
+    plain = True if os.environ.get("TERMINAL_DRIVER_PLAIN") == "1" else None
+    async with TerminalHandler(plain=plain) as handler, Client(server, elicitation_callback=handler) as client:
+        if scenario == "order":
+            result = await client.call_tool("order", {})
+        else:
+            result = await client.call_tool("pay", {"url": url})
+        print("RESULT:", result.text, flush=True)
+        if handler.waiting:
+            with anyio.open_signal_receiver(signal.SIGUSR1) as signals:
+
+                async def provider() -> None:
+                    async for _ in signals:
+                        await client.call_tool("paid", {})
+                        return
+
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(provider)
+                    print("DRIVER: waiting", flush=True)
+                    await handler.wait_idle()
+                    tg.cancel_scope.cancel()
+    print("DRIVER DONE", flush=True)
+
+
+if __name__ == "__main__":
+    anyio.run(main, sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else PAY_URL)

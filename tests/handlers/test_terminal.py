@@ -1,0 +1,446 @@
+"""The terminal form, driven through a real pseudo-terminal.
+
+Each test runs ``terminal_driver.py`` (a real server and client in one process, with a
+:class:`TerminalHandler` on the pty) under pexpect, types like a person, and checks both the
+screen and what the server's tool actually received (the ``RESULT:`` line).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pexpect
+import pytest
+
+pytestmark = pytest.mark.timeout(30)
+
+DRIVER = Path(__file__).with_name("terminal_driver.py")
+ROOT = Path(__file__).resolve().parents[2]
+# CSI / OSC / charset escape sequences and carriage returns: what a screen does not show as text.
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[=>78]|\r")
+ESC = "\x1b"
+CTRL_C = "\x03"
+ENTER = "\r"
+
+
+class Terminal:
+    """A pexpect child read as text: escape sequences stripped, searched forward from the last match."""
+
+    def __init__(self, child: pexpect.spawn[str]) -> None:
+        self.child = child
+        self.raw = ""
+        self.pos = 0
+        self.eof = False
+
+    @property
+    def text(self) -> str:
+        return _ESCAPES.sub("", self.raw)
+
+    def expect(self, wanted: str, timeout: float = 8.0) -> str:
+        """Wait until ``wanted`` appears after the previous match; returns the text up to its end."""
+        deadline = time.monotonic() + timeout
+        while True:
+            text = self.text
+            found = text.find(wanted, self.pos)
+            if found >= 0:
+                self.pos = found + len(wanted)
+                return text[: self.pos]
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or self.eof:
+                raise AssertionError(f"{wanted!r} did not appear; the screen so far:\n{text[-3000:]}")
+            try:
+                self.raw += self.child.read_nonblocking(65536, timeout=min(remaining, 0.5))
+            except pexpect.TIMEOUT:
+                pass
+            except pexpect.EOF:
+                self.eof = True
+
+    def type(self, *keys: str) -> None:
+        for key in keys:
+            self.child.send(key)
+
+    def answer(self, prompt: str, text: str) -> None:
+        """Wait for ``prompt`` (and its arrow), then type ``text`` and Enter."""
+        self.expect(prompt)
+        self.expect("\u203a")
+        self.type(text + ENTER)
+
+    def reply(self, text: str) -> None:
+        """Type ``text`` and Enter at the next prompt (its question already seen)."""
+        self.expect("\u203a")
+        self.type(text + ENTER)
+
+    def result(self) -> dict[str, object]:
+        """The tool's answer: the JSON on the driver's ``RESULT:`` line."""
+        self.expect("RESULT: ")
+        start = self.pos
+        line = self.expect("\n")[start:]
+        parsed: dict[str, object] = json.loads(line)
+        return parsed
+
+    def finish(self) -> None:
+        """The driver ends by itself, cleanly."""
+        self.expect("DRIVER DONE")
+        self.child.expect(pexpect.EOF, timeout=8)
+        self.child.close()
+        assert self.child.exitstatus == 0, self.text[-2000:]
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Path:
+    """A BROWSER that records the URL it was asked to open; returns where it writes it."""
+    opened = tmp_path / "opened.txt"
+    script = tmp_path / "fake-browser"
+    script.write_text(f'#!/bin/sh\nprintf "%s\\n" "$1" >> "{opened}"\n')
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return opened
+
+
+@pytest.fixture
+def spawn(browser: Path) -> Iterator[Callable[..., Terminal]]:
+    children: list[pexpect.spawn[str]] = []
+
+    def start(*args: str, **extra: str) -> Terminal:
+        env = dict(os.environ)
+        env.update(
+            TERM="xterm-256color",
+            PROMPT_TOOLKIT_NO_CPR="1",  # pexpect is no terminal emulator: it never answers a CPR
+            BROWSER=str(browser.with_name("fake-browser")),
+            PYTHONUNBUFFERED="1",
+        )
+        env.pop("NO_COLOR", None)
+        env.update(extra)
+        child = pexpect.spawn(
+            sys.executable,
+            [str(DRIVER), *args],
+            env=env,
+            cwd=str(ROOT),
+            encoding="utf-8",
+            dimensions=(50, 200),
+            timeout=10,
+        )
+        children.append(child)
+        return Terminal(child)
+
+    yield start
+    for child in children:
+        if child.isalive():
+            child.close(force=True)
+
+
+def fill_order(term: Terminal, *, name: str = "Ada") -> None:
+    """Name typed, everything else left at its default."""
+    term.answer("Your name", name)
+    for prompt in ("Size [Medium (10 inch)]", "Toppings [none]", "Quantity [1]", "Delivery (y/n) [yes]"):
+        term.answer(prompt, "")
+
+
+# ------------------------------------------------------------------------------ forms
+
+
+def test_accept_sends_typed_answers(spawn: Callable[..., Terminal]) -> None:
+    term = spawn("order")
+    shown = term.expect("Your name")
+    assert "Question from Pizzeria Napoli" in shown
+    assert "What would you like to order?" in shown
+    assert "Pizzeria Napoli (pizzeria) 2.1.0" in shown and "in-memory:pizzeria" in shown
+    term.expect("(required)")
+    term.expect("Who the order is for")
+    term.expect("2 to 20 characters")
+    term.answer("Your name", "Ada Lovelace")
+    term.answer("Size [Medium (10 inch)]", "")  # Enter: the default
+    term.answer("Toppings [none]", "")
+    term.expect("a whole number · from 1 to 10")
+    term.answer("Quantity [1]", "3")
+    term.expect("Deliver to your door?")
+    term.answer("Delivery (y/n) [yes]", "n")
+    review = term.expect("Send?")
+    assert re.search(r"Your name \*\s*│\s*Ada Lovelace", review)
+    assert re.search(r"Quantity\s*│\s*3", review)
+    assert re.search(r"Delivery\s*│\s*no", review)
+    term.type(ENTER)
+    term.expect("Sent to Pizzeria Napoli")
+    assert term.result() == {
+        "action": "accept",
+        "data": {"name": "Ada Lovelace", "size": "m", "toppings": [], "quantity": 3, "delivery": False},
+        "types": {"name": "str", "size": "str", "toppings": "list", "quantity": "int", "delivery": "bool"},
+    }
+    term.finish()
+
+
+def test_titled_enum_and_multi_select(spawn: Callable[..., Terminal]) -> None:
+    term = spawn("order")
+    term.answer("Your name", "Bo")
+    options = term.expect("Size [Medium (10 inch)]")
+    assert "( ) 1) Small (8 inch)" in options
+    assert "(•) 2) Medium (10 inch)" in options  # the default, marked
+    assert "( ) 3) Large (12 inch)" in options
+    term.expect("\u203a")
+    term.type("large (12 INCH)" + ENTER)  # a title, any case
+    toppings = term.expect("Toppings [none]")
+    assert "[ ] 1) Extra cheese" in toppings and "[ ] 3) Fresh basil" in toppings
+    assert "at most 2 choices" in toppings
+    term.expect("\u203a")
+    term.type("3, extra cheese" + ENTER)  # a number and a title
+    term.answer("Quantity", "")
+    term.answer("Delivery", "")
+    review = term.expect("Send?")
+    assert re.search(r"Size\s*│\s*Large \(12 inch\)", review)
+    assert re.search(r"Toppings\s*│\s*Fresh basil, Extra cheese", review)
+    # Change the multi-select at review with +/-: drop basil, add olives.
+    term.reply("3")
+    current = term.expect("Toppings [Fresh basil, Extra cheese]")
+    assert "[x] 1) Extra cheese" in current and "[ ] 2) Black olives" in current and "[x] 3) Fresh basil" in current
+    term.expect("\u203a")
+    term.type("-3, +2" + ENTER)
+    review = term.expect("Send?")
+    assert re.search(r"Toppings\s*│\s*Extra cheese, Black olives", review)
+    term.type("s" + ENTER)
+    result = term.result()
+    assert result["action"] == "accept"
+    assert result["data"] == {
+        "name": "Bo",
+        "size": "l",
+        "toppings": ["cheese", "olives"],
+        "quantity": 1,
+        "delivery": True,
+    }
+    term.finish()
+
+
+def test_change_an_answer_at_review(spawn: Callable[..., Terminal]) -> None:
+    term = spawn("order")
+    fill_order(term, name="Ada")
+    review = term.expect("Send?")
+    assert re.search(r"Your name \*\s*│\s*Ada", review)
+    term.reply("1")  # by number
+    term.expect("Your name (required)")  # shown again with its rules
+    term.answer("Your name [Ada]", "Grace")
+    review = term.expect("Send?")
+    assert re.search(r"Your name \*\s*│\s*Grace", review)
+    term.reply("quantity")  # by name
+    term.answer("Quantity [1]", "7")
+    review = term.expect("Send?")
+    assert re.search(r"Quantity\s*│\s*7", review)
+    term.expect("\u203a")
+    term.type(ENTER)
+    result = term.result()
+    assert result["data"] == {"name": "Grace", "size": "m", "toppings": [], "quantity": 7, "delivery": True}
+    term.finish()
+
+
+def test_invalid_input_is_asked_again_with_the_reason(spawn: Callable[..., Terminal]) -> None:
+    term = spawn("order")
+    term.answer("Your name", "")  # required, no default
+    term.expect("✗ this field is required")
+    term.answer("Your name", "A")
+    term.expect("✗ 'A' is too short (wanted: 2 to 20 characters)")
+    term.answer("Your name", "Al")
+    term.answer("Size", "7")
+    term.expect("✗ '7' is not one of the choices (Small (8 inch), Medium (10 inch), Large (12 inch))")
+    term.answer("Size", "2")
+    term.answer("Toppings", "1,2,3")
+    term.expect("✗")
+    term.expect("is too long (wanted: at most 2 choices)")
+    term.answer("Toppings", "pepperoni")
+    term.expect("✗ 'pepperoni' is not one of the choices")
+    term.answer("Toppings", "2")
+    term.answer("Quantity", "lots")
+    term.expect("✗ 'lots' is not a whole number")
+    term.answer("Quantity", "11")
+    term.expect("✗ 11 is greater than the maximum of 10")
+    term.answer("Quantity", "10")
+    term.answer("Delivery", "maybe")
+    term.expect("✗ answer yes or no")
+    term.answer("Delivery", "yes")
+    term.answer("Send?", "x")
+    term.expect("✗ type a number from 1 to 5 to change an answer, s to send, d to decline or c to cancel")
+    term.answer("Send?", "")
+    result = term.result()
+    assert result["data"] == {"name": "Al", "size": "m", "toppings": ["olives"], "quantity": 10, "delivery": True}
+    term.finish()
+
+
+def test_back_goes_to_the_previous_question(spawn: Callable[..., Terminal]) -> None:
+    term = spawn("order")
+    term.answer("Your name", "Ada")
+    term.answer("Size", ":back")
+    term.answer("Your name [Ada]", "Ann")
+    term.answer("Size", "1")
+    for prompt in ("Toppings", "Quantity", "Delivery", "Send?"):
+        term.answer(prompt, "")
+    result = term.result()
+    assert result["data"] == {"name": "Ann", "size": "s", "toppings": [], "quantity": 1, "delivery": True}
+    term.finish()
+
+
+@pytest.mark.parametrize("where", ["field", "review"])
+def test_decline(spawn: Callable[..., Terminal], where: str) -> None:
+    term = spawn("order")
+    if where == "field":
+        term.answer("Your name", ":decline")
+    else:
+        fill_order(term)
+        term.answer("Send?", "d")
+    term.expect("Declined: Pizzeria Napoli is told you said no.")
+    assert term.result() == {"action": "decline"}
+    term.finish()
+
+
+@pytest.mark.parametrize(
+    ("key", "where", "shown"),
+    [
+        (ESC, "field", "Cancelled (Esc)"),
+        (CTRL_C, "field", "Cancelled (Ctrl-C)"),
+        (ESC, "review", "Cancelled (Esc)"),
+        (CTRL_C, "review", "Cancelled (Ctrl-C)"),
+        (":cancel" + ENTER, "field", "Cancelled (:cancel)"),
+        ("c" + ENTER, "review", "Cancelled (c)"),
+    ],
+)
+def test_cancel(spawn: Callable[..., Terminal], key: str, where: str, shown: str) -> None:
+    term = spawn("order")
+    if where == "field":
+        term.answer("Your name", "Ada")
+        term.expect("Size")
+    else:
+        fill_order(term)
+        term.expect("Send?")
+    term.expect("\u203a")
+    if key in (ESC, CTRL_C):
+        term.type("half typed")  # what is on the line does not matter
+    term.type(key)
+    term.expect(shown)
+    assert term.result() == {"action": "cancel"}
+    term.finish()  # Ctrl-C did not kill the program
+
+
+# ------------------------------------------------------------------------------ URLs
+
+
+def test_url_consent_opens_browser_and_spinner_reports_completion(
+    spawn: Callable[..., Terminal], browser: Path
+) -> None:
+    url = "https://pay.pizzeria.example/checkout/42?amount=18.50"
+    term = spawn("pay", url)
+    shown = term.expect("Open it in your browser? (y/n)")
+    assert "Question from Pizzeria Napoli" in shown and "Pay 18.50 EUR for your order." in shown
+    assert url in shown
+    assert "domain: pay.pizzeria.example" in shown
+    assert "⚠" not in shown  # https, plain ASCII: nothing to warn about
+    assert not browser.exists()  # nothing opened before consent
+    term.expect("\u203a")
+    term.type("y" + ENTER)
+    term.expect("Opened in your browser.")
+    # The accept went back at once: the tool already returned while the wait goes on.
+    assert term.result() == {"action": "accept"}
+    term.expect("Waiting for Pizzeria Napoli to confirm you finished at pay.pizzeria.example")
+    term.expect("DRIVER: waiting")
+    assert browser.read_text().splitlines() == [url]
+    term.child.kill(signal.SIGUSR1)  # the payment provider reports: notifications/elicitation/complete
+    term.expect("✓ completed: Pizzeria Napoli confirms you finished at pay.pizzeria.example.")
+    term.finish()
+
+
+def test_url_wait_stops_on_a_key(spawn: Callable[..., Terminal], browser: Path) -> None:
+    term = spawn("pay")
+    term.answer("Open it in your browser?", "yes")
+    assert term.result() == {"action": "accept"}
+    term.expect("(any key stops waiting)")
+    term.expect("DRIVER: waiting")
+    term.type("q")
+    term.expect("Stopped waiting for Pizzeria Napoli; it carries on when you finish at pay.pizzeria.example.")
+    term.finish()
+    assert "completed" not in term.text
+
+
+def test_url_refused_is_a_decline_and_opens_nothing(spawn: Callable[..., Terminal], browser: Path) -> None:
+    term = spawn("pay")
+    term.answer("Open it in your browser?", "maybe")
+    term.expect("✗ answer y to open the page, n to decline, or Esc to dismiss the question")
+    term.answer("Open it in your browser?", "n")
+    term.expect("Declined")
+    assert term.result() == {"action": "decline"}
+    term.finish()
+    assert not browser.exists()
+
+
+@pytest.mark.parametrize(("key", "how"), [(ESC, "Esc"), (CTRL_C, "Ctrl-C")])
+def test_url_escape_cancels(spawn: Callable[..., Terminal], browser: Path, key: str, how: str) -> None:
+    term = spawn("pay")
+    term.expect("Open it in your browser?")
+    term.expect("\u203a")
+    term.type(key)
+    term.expect(f"Cancelled ({how})")
+    assert term.result() == {"action": "cancel"}
+    term.finish()
+    assert not browser.exists()
+
+
+def test_url_warnings_for_look_alike_and_plain_http(spawn: Callable[..., Terminal], browser: Path) -> None:
+    url = "http://xn--pypl-53dc.example:8080/login"  # "paypal" spelled with Cyrillic a's, over http
+    term = spawn("pay", url)
+    shown = term.expect("Open it in your browser?")
+    assert url in shown
+    assert "domain: p\u0430yp\u0430l.example (written xn--pypl-53dc.example)" in shown
+    assert "⚠ this page is not encrypted (http, not https)" in shown
+    assert "⚠ the domain is internationalised" in shown
+    assert "⚠ the domain mixes letters from different alphabets" in shown
+    term.reply("n")
+    assert term.result() == {"action": "decline"}
+    term.finish()
+
+
+# ------------------------------------------------------------------------------ plain lines and transcripts
+
+
+def test_plain_lines_on_a_terminal_ctrl_c_cancels(spawn: Callable[..., Terminal]) -> None:
+    """plain=True reads cooked lines: Ctrl-C is SIGINT there, and still only dismisses the question."""
+    term = spawn("order", TERMINAL_DRIVER_PLAIN="1")
+    term.answer("Your name", "Ada")
+    term.expect("Size [Medium (10 inch)]")
+    term.expect("\u203a")
+    term.type(CTRL_C)
+    term.expect("Cancelled (Ctrl-C)")
+    assert term.result() == {"action": "cancel"}
+    term.finish()
+
+
+def test_piped_input_gives_a_plain_transcript() -> None:
+    """No terminal: plain lines in, plain lines out, answers echoed, no escape sequences."""
+    answers = "Bo\nlarge (12 inch)\n1, 3\n\nn\n4\n2\n\n"
+    env = {**os.environ, "TERM": "xterm-256color"}
+    env.pop("NO_COLOR", None)
+    done = subprocess.run(
+        [sys.executable, str(DRIVER), "order"],
+        input=answers,
+        capture_output=True,
+        text=True,
+        timeout=20,
+        cwd=ROOT,
+        env=env,
+        check=True,
+    )
+    out = done.stdout
+    assert "\x1b" not in out
+    assert "Your name \u203a Bo\n" in out
+    assert "Toppings [none] \u203a 1, 3\n" in out
+    assert "Quantity [1] \u203a 2\n" in out  # changed at review
+    assert done.stderr == ""
+    line = next(x for x in out.splitlines() if x.startswith("RESULT: "))
+    assert json.loads(line.removeprefix("RESULT: "))["data"] == {
+        "name": "Bo",
+        "size": "l",
+        "toppings": ["cheese", "basil"],
+        "quantity": 2,
+        "delivery": False,
+    }
