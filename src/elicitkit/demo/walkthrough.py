@@ -100,12 +100,12 @@ def _handlers(ui: str, console: Console) -> tuple[Any, Any, str]:
         return browser, browser, "browser forms on a one-time loopback page"
     from elicitkit.client.handlers.terminal import TerminalHandler
 
-    def open_or_visit(url: str) -> bool:
-        import webbrowser
+    async def open_or_visit(url: str) -> bool:
+        from elicitkit.client.handlers.browser import open_in_browser
 
-        if webbrowser.open(url):
+        if await open_in_browser(url):
             return True
-        console.print("[dim](no browser here: a scripted visitor pays on the page instead)[/]")
+        console.print("[dim](no graphical browser here: a scripted visitor pays on the page instead)[/]")
         threading.Thread(target=visit_and_pay, args=(url, 1.0), daemon=True).start()
         return True
 
@@ -151,7 +151,7 @@ async def walkthrough(ui: str = "auto", console: Console | None = None) -> int:
         console.print("[bold]1. Book a table[/] [dim]protocol 2025-11-25: the server asks in the middle of the call[/]")
 
         def notice(method: str, params: dict[str, Any]) -> None:
-            if method == "notifications/elicitation/complete":
+            if method == "notifications/elicitation/complete" and not interactive_ui:  # the UI says it itself
                 console.print(f"  [bold green]notice[/] the server reports {params.get('elicitationId')} complete")
 
         async with Client(http.url, elicitation_callback=answer, notification_callback=notice) as client:
