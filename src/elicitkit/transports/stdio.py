@@ -12,6 +12,7 @@ import asyncio
 import logging
 import os
 import shlex
+import stat
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Sequence
@@ -41,7 +42,15 @@ def _oversized_reply(size: int, limit: int) -> JSON:
 
 
 async def _pipe_reader(stream: IO[bytes]) -> asyncio.StreamReader | None:
-    """An asyncio reader over a pipe or tty; None when the stream is a regular file."""
+    """An asyncio reader over a pipe, socket or tty; None for anything else (read it in a thread)."""
+    try:
+        fd = stream.fileno()
+        mode = os.fstat(fd).st_mode
+    except (ValueError, OSError):
+        return None
+    # epoll takes pipes, sockets and terminals; anything else (a file, /dev/null) is read in a thread.
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)):
+        return None
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=_READ_CHUNK)
     try:
