@@ -13,7 +13,6 @@ import contextlib
 import json
 import os
 import shlex
-import socket
 import subprocess
 import sys
 import tempfile
@@ -25,6 +24,8 @@ from pathlib import Path
 from typing import IO, Any
 
 import pytest
+
+from interop.support import accepts_connections, free_port, stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -126,31 +127,6 @@ def run_batch(calls: Mapping[str, Call], directory: Path) -> dict[str, Ran]:
 
 
 # ----------------------------------------------------------------------------- HTTP servers
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def accepts_connections(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            return True
-    except OSError:
-        return False
-
-
-def stop_process(proc: subprocess.Popen[bytes], grace: float = 5.0) -> None:
-    """SIGTERM, wait, then SIGKILL: never leave a server behind."""
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=grace)
 
 
 @dataclass(frozen=True)
