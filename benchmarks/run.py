@@ -54,10 +54,9 @@ Call = Callable[[int], Awaitable[None]]
 #
 # A scenario is what one "call" is. Each SDK gets a factory that, given a connected client of
 # that SDK, returns ``call(i)``: one complete round trip, checked. ``client_options`` are
-# extra keyword arguments for that SDK's client constructor (an elicitation callback, say).
-# The server side of a scenario lives in servers/<sdk>_server.py under the same name.
-#
-# Planned: S1, a tool that elicits a 3-field form; S2, the 2026 multi-round-trip variant.
+# extra keyword arguments for that SDK's client constructor (an elicitation callback, the
+# protocol mode). The server side of a scenario lives in servers/<sdk>_server.py under the
+# same name.
 
 
 @dataclass(frozen=True)
@@ -66,6 +65,7 @@ class Scenario:
     title: str
     calls: dict[str, Callable[[Any], Call]]
     client_options: dict[str, Callable[[], dict[str, Any]]] = field(default_factory=dict)
+    parkable: bool = False  # its calls wait on the client's elicitation callback (see PARK)
 
 
 class CheckFailed(AssertionError):
@@ -92,13 +92,135 @@ def _echo_official(client: Any) -> Call:
     return call
 
 
+# -- S1 / S2: the tool `book(date)` asks "Book a table on <date>?" with a 3-field form (name: str,
+# party_size: int, confirm: bool). The client's callback answers from the question alone, so a
+# result can only be right if the answer went to the call that asked: the call of index i books
+# date "d<i>", and expects "booked <party_of(i)> for guest d<i> on d<i>".
+
+QUESTION_PREFIX = "Book a table on "
+
+
+def _party_of(date: str) -> int:
+    return int(date[1:]) % 12 + 1
+
+
+def _answer_for(message: str) -> dict[str, Any]:
+    """The callback's answer to one question: derived from the date it names."""
+    if not (message.startswith(QUESTION_PREFIX) and message.endswith("?")):
+        raise CheckFailed(f"unexpected question {message!r}")
+    date = message[len(QUESTION_PREFIX) : -1]
+    return {"name": f"guest {date}", "party_size": _party_of(date), "confirm": True}
+
+
+def _expected(i: int) -> str:
+    date = f"d{i}"
+    return f"booked {_party_of(date)} for guest {date} on {date}"
+
+
+class Park:
+    """Parking: while closed, every elicitation callback waits (a person who has not answered yet)."""
+
+    def __init__(self) -> None:
+        self.gate: Any = None  # an anyio.Event while parking; None: answer at once
+        self.parked = 0
+        self.target = 0
+        self.all_parked: Any = None
+
+    def close(self, target: int) -> None:
+        import anyio
+
+        self.gate, self.parked, self.target, self.all_parked = anyio.Event(), 0, target, anyio.Event()
+
+    async def wait_if_closed(self) -> None:
+        gate = self.gate
+        if gate is None:
+            return
+        self.parked += 1
+        if self.parked >= self.target:
+            self.all_parked.set()
+        await gate.wait()
+
+    def open(self) -> None:
+        gate, self.gate = self.gate, None
+        if gate is not None:
+            gate.set()
+
+
+PARK = Park()
+
+
+def _book_check(result: Any, i: int) -> None:
+    expected = _expected(i)
+    if result.is_error or len(result.content) != 1 or result.content[0].text != expected:
+        raise CheckFailed(f"book(d{i}) returned {result!r}, expected {expected!r}")
+
+
+def _book_elicitkit(client: Any) -> Call:
+    async def call(i: int) -> None:
+        _book_check(await client.call_tool("book", {"date": f"d{i}"}), i)
+
+    return call
+
+
+def _book_official(client: Any) -> Call:
+    async def call(i: int) -> None:
+        _book_check(await client.call_tool("book", {"date": f"d{i}"}), i)
+
+    return call
+
+
+def _elicitkit_options(mode: str) -> Callable[[], dict[str, Any]]:
+    def options() -> dict[str, Any]:
+        from elicitkit import ElicitationResult, FormRequest
+
+        async def answer(request: Any) -> Any:
+            if not isinstance(request, FormRequest):
+                raise CheckFailed(f"expected a form question, got {request!r}")
+            await PARK.wait_if_closed()
+            return ElicitationResult.accept(_answer_for(request.message))
+
+        return {"mode": mode, "elicitation_callback": answer}
+
+    return options
+
+
+def _official_options(mode: str) -> Callable[[], dict[str, Any]]:
+    def options() -> dict[str, Any]:
+        import mcp_types
+
+        async def answer(context: Any, params: Any) -> Any:
+            await PARK.wait_if_closed()
+            return mcp_types.ElicitResult(action="accept", content=_answer_for(params.message))
+
+        return {"mode": mode, "elicitation_callback": answer}
+
+    return options
+
+
 SCENARIOS: dict[str, Scenario] = {
     "echo": Scenario(
         name="echo",
-        title="tool `echo`: returns its text argument as one text content item",
+        title="S0, tool `echo`: returns its text argument as one text content item",
         calls={"elicitkit": _echo_elicitkit, "official": _echo_official},
     ),
+    "form": Scenario(
+        name="form",
+        title="S1, tool `book` asks one 3-field form question mid-call (ctx.elicit); the client accepts at once",
+        calls={"elicitkit": _book_elicitkit, "official": _book_official},
+        client_options={"elicitkit": _elicitkit_options("legacy"), "official": _official_options("legacy")},
+        parkable=True,
+    ),
+    "resolver": Scenario(
+        name="resolver",
+        title=(
+            "S2, tool `book` gets the same form through a resolver (Resolve/Elicit) on 2026-07-28: "
+            "InputRequiredResult, then the retry with the answer"
+        ),
+        calls={"elicitkit": _book_elicitkit, "official": _book_official},
+        client_options={"elicitkit": _elicitkit_options("modern"), "official": _official_options("2026-07-28")},
+    ),
 }
+SCENARIO_ORDER = ("echo", "form", "resolver")
 
 # ============================================================================= the worker
 
@@ -109,13 +231,27 @@ def _pin(cpu: int | None) -> None:
             os.sched_setaffinity(0, {cpu})
 
 
-def _server_args(sdk: str, mode: str, scenario: str, cpu: int | None, tag: str, profile: str | None) -> list[str]:
-    """The server script and its arguments (``profile``: where it writes cProfile stats)."""
+def _server_args(
+    sdk: str,
+    mode: str,
+    scenario: str,
+    cpu: int | None,
+    tag: str,
+    profile: str | None,
+    memfile: str | None = None,
+    tracemalloc: bool = False,
+) -> list[str]:
+    """The server script and its arguments (``profile``: where it writes cProfile stats;
+    ``memfile``: where it writes its memory use on SIGUSR1; ``tracemalloc``: trace allocations)."""
     args = [str(SERVER_SCRIPTS[sdk]), mode, "--scenario", scenario, "--tag", tag]
     if cpu is not None:
         args += ["--cpu", str(cpu)]
     if profile:
         args += ["--profile", profile]
+    if memfile:
+        args += ["--memfile", memfile]
+    if tracemalloc:
+        args += ["--tracemalloc"]
     return args
 
 
@@ -133,7 +269,16 @@ def _load_server_module(sdk: str) -> Any:
 async def _connect(args: argparse.Namespace, scenario: Scenario) -> AsyncIterator[tuple[Any, str]]:
     """Connect with the worker's SDK's own client; yields (client, negotiated protocol version)."""
     sdk, transport, target = args.sdk, args.transport, args.target
-    server_args = _server_args(sdk, "stdio", scenario.name, args.server_cpu, args.tag, args.server_profile)
+    server_args = _server_args(
+        sdk,
+        "stdio",
+        scenario.name,
+        args.server_cpu,
+        args.tag,
+        args.server_profile,
+        args.server_memfile,
+        args.server_tracemalloc,
+    )
     options = scenario.client_options.get(sdk, dict)()
     if sdk == "elicitkit":
         from elicitkit import Client
@@ -153,11 +298,24 @@ async def _connect(args: argparse.Namespace, scenario: Scenario) -> AsyncIterato
             where = _load_server_module(sdk).build_server(scenario.name)
         elif transport == "stdio":
             where = mcp.StdioServerParameters(command=sys.executable, args=server_args)
+        elif args.parking:
+            # Parking holds one HTTP connection per parked call: lift httpx's pool limit (100
+            # connections), which would otherwise stop the 101st call before it reaches the server.
+            import httpx2
+            from mcp.client.streamable_http import streamable_http_client
+
+            http = httpx2.AsyncClient(
+                limits=httpx2.Limits(max_connections=None, max_keepalive_connections=None),
+                timeout=httpx2.Timeout(300.0, read=900.0),
+            )
+            where = streamable_http_client(target, http_client=http)
         else:
             where = target
         # mode="legacy": the 2025-11-25 initialize handshake (the default "auto" would probe
-        # server/discover first, and in-memory would bypass JSON-RPC entirely).
-        async with mcp.Client(where, mode="legacy", **options) as client:
+        # server/discover first, and in-memory would bypass JSON-RPC entirely); S2 pins
+        # "2026-07-28" instead (no probe; in-memory, the SDK's direct in-process dispatch).
+        options.setdefault("mode", "legacy")
+        async with mcp.Client(where, **options) as client:
             yield client, str(client.protocol_version)
 
 
@@ -187,6 +345,7 @@ async def _sequential(call: Call, n: int) -> dict[str, float]:
     latencies.sort()
     return {
         "p50_ms": _percentile(latencies, 50) * 1e3,
+        "p90_ms": _percentile(latencies, 90) * 1e3,
         "p99_ms": _percentile(latencies, 99) * 1e3,
         "mean_ms": statistics.fmean(latencies) * 1e3,
         "seq_calls_per_s": n / wall,
@@ -216,16 +375,23 @@ async def _concurrent(call: Call, n: int, concurrency: int) -> dict[str, float]:
     return {"calls_per_s": n / wall, "conc_client_cpu_us_per_call": cpu / n * 1e6}
 
 
+_RESULT_FD = 1
+
+
+def _emit(obj: dict[str, Any]) -> None:
+    """One result line to the runner."""
+    os.write(_RESULT_FD, (RESULT_PREFIX + json.dumps(obj) + "\n").encode())
+
+
 async def _worker_main(args: argparse.Namespace) -> None:
     import anyio
 
+    global _RESULT_FD
     # Our stdout carries results only: keep a private copy of it and send fd 1 to stderr,
     # so nothing a library prints can end up in the result stream.
-    out_fd = os.dup(1)
+    _RESULT_FD = os.dup(1)
     os.dup2(2, 1)
-
-    def emit(obj: dict[str, Any]) -> None:
-        os.write(out_fd, (RESULT_PREFIX + json.dumps(obj) + "\n").encode())
+    emit = _emit
 
     profile = None
     if args.profile:
@@ -242,7 +408,13 @@ async def _worker_main(args: argparse.Namespace) -> None:
             command, *numbers = line.split() or ["quit"]
             if command == "quit":
                 break
+            if command == "mem":
+                emit({"event": "mem", **_memory_use()})
+                continue
             n = int(numbers[0])
+            if command == "park":
+                emit(await _park(call, n, float(numbers[1]) if len(numbers) > 1 else 900.0))
+                continue
             if command == "warmup":
                 await _sequential(call, n)
                 await _concurrent(call, n, args.concurrency)
@@ -263,6 +435,64 @@ async def _worker_main(args: argparse.Namespace) -> None:
         profile.dump_stats(args.profile)
 
 
+def _memory_use() -> dict[str, Any]:
+    sys.path.insert(0, str(SERVERS))
+    import _common  # the same probe the servers use
+
+    return dict(_common.memory_use())
+
+
+async def _park(call: Call, n: int, timeout: float) -> dict[str, Any]:
+    """Start ``n`` calls whose questions all wait in the callback; report, then release on command.
+
+    Emits ``parked`` (with this process's memory) once every call's question has reached the
+    callback, waits for a ``release`` line on stdin, answers them all, and returns the tally:
+    how many calls came back right (each checks that its own answer reached it).
+    """
+    import anyio
+    import anyio.lowlevel
+
+    clock = time.perf_counter
+    failures: list[str] = []
+    ok = 0
+
+    async def one(i: int) -> None:
+        nonlocal ok
+        try:
+            await call(i)
+        except Exception as exc:  # counted and reported, never fatal: the tally is the result
+            failures.append(f"{type(exc).__name__}: {exc}"[:300])
+        else:
+            ok += 1
+
+    PARK.close(n)
+    t0 = clock()
+    async with anyio.create_task_group() as tg:
+        for i in range(n):
+            tg.start_soon(one, i)
+            if i % 256 == 255:
+                await anyio.lowlevel.checkpoint()  # let the first ones go out while the rest are started
+        with anyio.move_on_after(timeout) as waited:
+            await PARK.all_parked.wait()
+        parked_s = clock() - t0
+        report = {"event": "parked", "parked": PARK.parked, "parked_seconds": parked_s, **_memory_use()}
+        if waited.cancelled_caught:
+            report["timed_out"] = True
+        _emit(report)
+        line = await anyio.to_thread.run_sync(sys.stdin.readline)
+        if line.strip() != "release":
+            raise SystemExit(f"expected release, got {line!r}")
+        t1 = clock()
+        PARK.open()
+    return {
+        "event": "released",
+        "ok": ok,
+        "failed": len(failures),
+        "failures": failures[:5],
+        "release_seconds": clock() - t1,
+    }
+
+
 def worker(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(prog="run.py _worker")
     parser.add_argument("--sdk", choices=SDKS, required=True)
@@ -275,7 +505,15 @@ def worker(argv: list[str]) -> None:
     parser.add_argument("--tag", default="")
     parser.add_argument("--profile", default=None, help="cProfile the measured rounds into this file")
     parser.add_argument("--server-profile", default=None, help="have a stdio server cProfile itself into this file")
+    parser.add_argument("--server-memfile", default=None, help="a stdio server writes its memory use here on SIGUSR1")
+    parser.add_argument("--server-tracemalloc", action="store_true", help="a stdio server traces its allocations")
+    parser.add_argument("--tracemalloc", action="store_true", help="trace this process's allocations")
+    parser.add_argument("--parking", action="store_true", help="set up for parking many calls (HTTP pool limits)")
     args = parser.parse_args(argv)
+    if args.tracemalloc:
+        import tracemalloc
+
+        tracemalloc.start()
     _pin(args.cpu)
     import anyio
 
@@ -460,85 +698,261 @@ def fleet(tag: str) -> Iterator[list[tuple[Child, str | None]]]:
 
 @dataclass
 class Config:
-    scenario: str
+    scenarios: list[str]
     transports: list[str]
     sdks: list[str]
     rounds: int
-    calls: int
+    calls: dict[str, int]  # per scenario
     warmup: int
     concurrency: int
     pin: bool
     timeout: float
     stderr_log: Path | None
     profile_dir: Path | None
+    park_sizes: list[int]
+    park_transports: list[str]
+    park_tracemalloc: bool
+    park_timeout: float
+    official_park_cap: dict[str, int]
 
     @property
     def pinned(self) -> bool:
         return self.pin and hasattr(os, "sched_setaffinity") and len(os.sched_getaffinity(0)) >= 2
 
+    def cpus(self) -> tuple[int | None, int | None]:
+        """(client CPU, server CPU), or (None, None) unpinned."""
+        return (CLIENT_CPU, SERVER_CPU) if self.pinned else (None, None)
+
     def as_dict(self) -> dict[str, Any]:
-        keys = ("scenario", "transports", "sdks", "rounds", "calls", "warmup", "concurrency")
+        keys = ("scenarios", "transports", "sdks", "rounds", "calls", "warmup", "concurrency")
+        keys += ("park_sizes", "park_transports", "park_tracemalloc", "park_timeout", "official_park_cap")
         return {**{k: getattr(self, k) for k in keys}, "pinned": self.pinned, "profiled": self.profile_dir is not None}
 
 
-def run_transport(cfg: Config, transport: str, tag: str) -> dict[str, Any]:
-    """Start one client (and server) per SDK for ``transport``, warm up, alternate rounds."""
-    client_cpu, server_cpu = (CLIENT_CPU, SERVER_CPU) if cfg.pinned else (None, None)
-    out: dict[str, Any] = {sdk: {"rounds": []} for sdk in cfg.sdks}
+@dataclass
+class Pair:
+    """One SDK's client worker and, for HTTP (or, found later, stdio), its server process."""
 
-    def profile_path(sdk: str, role: str) -> str | None:
-        return str(cfg.profile_dir / f"{transport}-{sdk}-{role}.prof") if cfg.profile_dir else None
+    worker: Child
+    server: Child | None
+    server_pid: int | None = None
+    protocol_version: str = ""
+    url: str = ""
+
+
+def start_pairs(
+    cfg: Config,
+    children: list[tuple[Child, str | None]],
+    scenario: str,
+    transport: str,
+    sdks: list[str],
+    tag: str,
+    *,
+    profile: Callable[[str, str], str | None] = lambda sdk, role: None,
+    memfile: Callable[[str], str | None] = lambda sdk: None,
+    tracemalloc: bool = False,
+    parking: bool = False,
+) -> dict[str, Pair]:
+    """Start the worker (and the HTTP server) of each SDK, side by side; returns once all are connected.
+
+    The processes start in parallel (their imports take a second or so each); nothing is
+    measured until every one of them is ready.
+    """
+    client_cpu, server_cpu = cfg.cpus()
+    servers: dict[str, Child] = {}
+    targets = dict.fromkeys(sdks, "")
+    if transport == "http":
+        for sdk in sdks:
+            argv = _server_args(
+                sdk, "http", scenario, server_cpu, tag, profile(sdk, "server"), memfile(sdk), tracemalloc
+            )
+            servers[sdk] = Child(f"{sdk} http server", [sys.executable, *argv], log=cfg.stderr_log)
+            children.append((servers[sdk], None))
+        for sdk, server in servers.items():
+            line = ""
+            while not line.startswith("LISTENING "):
+                line = server.readline(cfg.timeout)
+            targets[sdk] = line.split(None, 1)[1]
+    workers: dict[str, Child] = {}
+    for sdk in sdks:
+        argv = [sys.executable, str(Path(__file__).resolve()), "_worker", "--sdk", sdk, "--transport", transport]
+        argv += ["--scenario", scenario, "--target", targets[sdk], "--concurrency", str(cfg.concurrency)]
+        argv += ["--tag", tag]
+        if client_cpu is not None:
+            argv += ["--cpu", str(client_cpu), "--server-cpu", str(server_cpu)]
+        client_profile = profile(sdk, "client" if transport != "memory" else "process")
+        if client_profile:
+            argv += ["--profile", client_profile]
+        if transport == "stdio":
+            server_profile = profile(sdk, "server")
+            if server_profile:
+                argv += ["--server-profile", server_profile]
+            if memfile(sdk):
+                argv += ["--server-memfile", str(memfile(sdk))]
+            if tracemalloc:
+                argv += ["--server-tracemalloc"]
+        if tracemalloc:
+            argv += ["--tracemalloc"]
+        if parking:
+            argv += ["--parking"]
+        workers[sdk] = Child(f"{sdk} {transport} client", argv, log=cfg.stderr_log)
+        children.append((workers[sdk], "quit"))
+    pairs: dict[str, Pair] = {}
+    for sdk in sdks:
+        worker, server = workers[sdk], servers.get(sdk)
+        pair = Pair(worker, server, url=targets[sdk])
+        pair.protocol_version = worker.result(cfg.timeout)["protocol_version"]
+        pair.server_pid = server.proc.pid if server is not None else _child_server_pid(worker.proc.pid, tag)
+        pairs[sdk] = pair
+    return pairs
+
+
+def run_transport(cfg: Config, scenario: str, transport: str, tag: str) -> dict[str, Any]:
+    """Start one client (and server) per SDK for ``transport``, warm up, alternate rounds."""
+    out: dict[str, Any] = {sdk: {"rounds": []} for sdk in cfg.sdks}
+    calls = cfg.calls[scenario]
+
+    def profile(sdk: str, role: str) -> str | None:
+        return str(cfg.profile_dir / f"{scenario}-{transport}-{sdk}-{role}.prof") if cfg.profile_dir else None
 
     with fleet(tag) as children:
-        workers: dict[str, Child] = {}
-        servers: dict[str, Child] = {}
-        for sdk in cfg.sdks:
-            target = ""
-            if transport == "http":
-                argv = _server_args(sdk, "http", cfg.scenario, server_cpu, tag, profile_path(sdk, "server"))
-                server = Child(f"{sdk} http server", [sys.executable, *argv], log=cfg.stderr_log)
-                children.append((server, None))
-                servers[sdk] = server
-                line = ""
-                while not line.startswith("LISTENING "):
-                    line = server.readline(cfg.timeout)
-                target = line.split(None, 1)[1]
-                out[sdk]["url"] = target
-            argv = [sys.executable, str(Path(__file__).resolve()), "_worker", "--sdk", sdk, "--transport", transport]
-            argv += ["--scenario", cfg.scenario, "--target", target, "--concurrency", str(cfg.concurrency)]
-            argv += ["--tag", tag]
-            if cfg.pinned:
-                argv += ["--cpu", str(client_cpu), "--server-cpu", str(server_cpu)]
-            if cfg.profile_dir is not None:
-                argv += ["--profile", str(profile_path(sdk, "client" if transport != "memory" else "process"))]
-                if transport == "stdio":
-                    argv += ["--server-profile", str(profile_path(sdk, "server"))]
-            workers[sdk] = Child(f"{sdk} {transport} client", argv, log=cfg.stderr_log)
-            children.append((workers[sdk], "quit"))
-        server_pids: dict[str, int | None] = {}
-        for sdk, child in workers.items():
-            out[sdk]["protocol_version"] = child.result(cfg.timeout)["protocol_version"]
-            server_pids[sdk] = servers[sdk].proc.pid if sdk in servers else _child_server_pid(child.proc.pid, tag)
+        pairs = start_pairs(cfg, children, scenario, transport, cfg.sdks, tag, profile=profile)
+        for sdk, pair in pairs.items():
+            out[sdk]["protocol_version"] = pair.protocol_version
+            if pair.url:
+                out[sdk]["url"] = pair.url
         # Warm-ups one SDK at a time, so neither warms up while the other is measured.
-        for child in workers.values():
-            child.tell(f"warmup {cfg.warmup}")
-            child.result(cfg.timeout)
+        for pair in pairs.values():
+            pair.worker.tell(f"warmup {cfg.warmup}")
+            pair.worker.result(cfg.timeout)
         for r in range(cfg.rounds):
             order = cfg.sdks if r % 2 == 0 else cfg.sdks[::-1]  # alternate who goes first
             for sdk in order:
+                pair = pairs[sdk]
                 result: dict[str, Any] = {}
                 for phase in ("seq", "conc"):
-                    meter = _Meter(workers[sdk].proc.pid, server_pids[sdk])
-                    workers[sdk].tell(f"{phase} {cfg.calls}")
-                    result |= workers[sdk].result(cfg.timeout)
-                    result |= meter.read(phase, cfg.calls)
+                    meter = _Meter(pair.worker.proc.pid, pair.server_pid)
+                    pair.worker.tell(f"{phase} {calls}")
+                    result |= pair.worker.result(cfg.timeout)
+                    result |= meter.read(phase, calls)
                 result.pop("event", None)
                 out[sdk]["rounds"].append(result)
                 _progress(
-                    f"  {TRANSPORT_TITLES[transport]:<16} round {r + 1}/{cfg.rounds} {sdk:<9} "
+                    f"  {scenario:<8} {TRANSPORT_TITLES[transport]:<16} round {r + 1}/{cfg.rounds} {sdk:<9} "
                     f"p50 {result['p50_ms']:.3f} ms  {result['calls_per_s']:,.0f} calls/s"
                 )
     return out
+
+
+# ----------------------------------------------------------------------------- parking
+
+PARK_SCENARIO = "form"
+PARK_WARMUP = 500
+
+
+def _server_memory(pid: int | None, memfile: Path, timeout: float) -> dict[str, Any] | None:
+    """Ask a server (SIGUSR1) for its memory use; it writes it to ``memfile``."""
+    if pid is None:
+        return None
+    with contextlib.suppress(FileNotFoundError):
+        memfile.unlink()
+    os.kill(pid, signal.SIGUSR1)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            return dict(json.loads(memfile.read_text()))
+        except (FileNotFoundError, ValueError):
+            time.sleep(0.02)
+    raise ProcessError(f"server {pid} did not report its memory use within {timeout:.0f}s")
+
+
+def run_parking(cfg: Config, transport: str, sdk: str, n: int, tag: str, *, tracemalloc: bool) -> dict[str, Any]:
+    """Park ``n`` legacy elicitations (S1's question, the client's callback holding every answer)
+    on fresh processes: memory before and while parked, then release all and check each result."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="elicitkit-park-") as tmp, fleet(tag) as children:
+        memfile = Path(tmp) / "server-memory.json"
+        pairs = start_pairs(
+            cfg,
+            children,
+            PARK_SCENARIO,
+            transport,
+            [sdk],
+            tag,
+            memfile=lambda _sdk: str(memfile),
+            tracemalloc=tracemalloc,
+            parking=True,
+        )
+        pair = pairs[sdk]
+        pair.worker.tell(f"warmup {min(cfg.warmup, PARK_WARMUP)}")
+        pair.worker.result(cfg.timeout)
+        pair.worker.tell("mem")
+        client_before = pair.worker.result(cfg.timeout)
+        server_before = _server_memory(pair.server_pid, memfile, cfg.timeout)
+        pair.worker.tell(f"park {n} {cfg.park_timeout}")
+        parked = pair.worker.result(cfg.park_timeout + cfg.timeout)
+        server_parked = _server_memory(pair.server_pid, memfile, cfg.timeout)
+        pair.worker.tell("release")
+        released = pair.worker.result(cfg.park_timeout + cfg.timeout)
+    entry: dict[str, Any] = {
+        "transport": transport,
+        "sdk": sdk,
+        "n": n,
+        "tracemalloc": tracemalloc,
+        "protocol_version": pair.protocol_version,
+        "parked": parked["parked"],
+        "timed_out": bool(parked.get("timed_out")),
+        "parked_seconds": parked["parked_seconds"],
+        "release_seconds": released["release_seconds"],
+        "ok": released["ok"],
+        "failed": released["failed"],
+        "failures": released["failures"],
+        "client_before": {k: client_before.get(k) for k in ("rss", "traced")},
+        "client_parked": {k: parked.get(k) for k in ("rss", "traced")},
+        "server_before": server_before,
+        "server_parked": server_parked,
+    }
+    for side in ("client", "server"):
+        before, during = entry[f"{side}_before"], entry[f"{side}_parked"]
+        for key in ("rss", "traced"):
+            if before and during and before.get(key) is not None and during.get(key) is not None:
+                entry[f"{side}_{key}_per_parked"] = (during[key] - before[key]) / max(1, entry["parked"])
+    return entry
+
+
+def run_all_parking(cfg: Config, tag: str) -> list[dict[str, Any]]:
+    entries: list[dict[str, Any]] = []
+    passes = [(n, False) for n in cfg.park_sizes]
+    if cfg.park_tracemalloc and cfg.park_sizes:
+        passes.append((min(cfg.park_sizes), True))
+    for n, traced in passes:
+        for transport in cfg.park_transports:
+            for sdk in cfg.sdks:
+                cap = cfg.official_park_cap.get(transport) if sdk == "official" else None
+                if cap is not None and n > cap:
+                    _progress(f"  parking {n:,} on {TRANSPORT_TITLES[transport]} with {sdk}: skipped (cap {cap:,})")
+                    entries.append({"transport": transport, "sdk": sdk, "n": n, "tracemalloc": traced, "skipped": cap})
+                    continue
+                what = "tracemalloc " if traced else ""
+                _progress(f"  parking {n:,} {what}on {TRANSPORT_TITLES[transport]} with {sdk}")
+                try:
+                    entry = run_parking(cfg, transport, sdk, n, tag, tracemalloc=traced)
+                except ProcessError as exc:
+                    _progress(f"    failed: {exc}")
+                    entry = {"transport": transport, "sdk": sdk, "n": n, "tracemalloc": traced, "error": str(exc)}
+                else:
+                    _progress(
+                        f"    parked {entry['parked']:,} in {entry['parked_seconds']:.1f} s; server "
+                        f"{_kib(entry.get('server_rss_per_parked'))} KiB/parked RSS; "
+                        f"{entry['ok']:,} answered right, {entry['failed']:,} wrong"
+                    )
+                entries.append(entry)
+    return entries
+
+
+def _kib(value: float | None) -> str:
+    return "-" if value is None else f"{value / 1024:.1f}"
 
 
 def _progress(text: str) -> None:
@@ -562,7 +976,7 @@ def summarize(results: dict[str, Any], sdks: list[str]) -> None:
             # What the calls/s ratio would be if each process had a core to itself and nothing else ran:
             # throughput is then set by the busier process of the pair.
             per_sdk["ratio_from_cpu"] = theirs["busiest_cpu_us_per_call"] / ours["busiest_cpu_us_per_call"]
-            pairs = zip(ours["rounds"], theirs["rounds"], strict=True)
+            pairs = list(zip(ours["rounds"], theirs["rounds"], strict=True))
             paired = [a["calls_per_s"] / b["calls_per_s"] for a, b in pairs]
             medians = ours["summary"]["calls_per_s"]["median"] / theirs["summary"]["calls_per_s"]["median"]
             per_sdk["ratio_calls_per_s"] = {
@@ -570,41 +984,38 @@ def summarize(results: dict[str, Any], sdks: list[str]) -> None:
                 "per_round_min": min(paired),
                 "per_round_max": max(paired),
             }
+            p50 = [a["p50_ms"] / b["p50_ms"] for a, b in pairs]
+            per_sdk["ratio_p50"] = {
+                "of_medians": ours["summary"]["p50_ms"]["median"] / theirs["summary"]["p50_ms"]["median"],
+                "per_round_min": min(p50),
+                "per_round_max": max(p50),
+            }
 
 
 def _cell(stat: dict[str, float], fmt: str) -> str:
     return f"{stat['median']:{fmt}} ({stat['min']:{fmt}}-{stat['max']:{fmt}})"
 
 
+def _ratio(q: dict[str, float]) -> str:
+    return f"{q['of_medians']:.2f}x ({q['per_round_min']:.2f}-{q['per_round_max']:.2f})"
+
+
 def render_table(report: dict[str, Any]) -> str:
     cfg, env = report["config"], report["environment"]
-    header = ("transport", "SDK", "p50 ms", "p99 ms", f"calls/s, {cfg['concurrency']} in flight", "calls/s ek/official")
-    rows: list[tuple[str, ...]] = [header]
-    for transport, per_sdk in report["results"].items():
-        for k, sdk in enumerate(cfg["sdks"]):
-            s = per_sdk[sdk]["summary"]
-            ratio = ""
-            if sdk == "elicitkit" and "ratio_calls_per_s" in per_sdk:
-                q = per_sdk["ratio_calls_per_s"]
-                ratio = f"{q['of_medians']:.2f}x ({q['per_round_min']:.2f}-{q['per_round_max']:.2f})"
-            name = TRANSPORT_TITLES[transport] if k == 0 else ""
-            latency = (_cell(s["p50_ms"], ".3f"), _cell(s["p99_ms"], ".3f"))
-            rows.append((name, sdk, *latency, _cell(s["calls_per_s"], ",.0f"), ratio))
-    lines = [*_grid(rows), "", *_cpu_table(report)]
-    versions = sorted({str(v[s]["protocol_version"]) for v in report["results"].values() for s in cfg["sdks"]})
     placement = "clients on CPU 1, servers on CPU 0" if cfg["pinned"] else "processes not pinned"
     head = [
-        f"scenario {cfg['scenario']}: {SCENARIOS[cfg['scenario']].title}; protocol {', '.join(versions)}",
-        f"median of {cfg['rounds']} rounds (min-max). Round: {cfg['calls']} calls one at a time (p50, p99), then "
-        f"{cfg['calls']} calls with {cfg['concurrency']} in flight (calls/s). "
-        f"Warm-up: {cfg['warmup']} + {cfg['warmup']}.",
         f"elicitkit {env['elicitkit']}, mcp {env['mcp']}, Python {env['python']}, uvicorn {env['uvicorn']} "
         f"({env['uvicorn_loop']}, {env['uvicorn_http']}); {env['cpus']} CPUs, {placement}; "
         f"load avg {env['loadavg_start']} -> {env['loadavg_end']}",
+        f"median of {cfg['rounds']} rounds (min-max). Round: N calls one at a time (p50, p90, p99), then "
+        f"N calls with {cfg['concurrency']} in flight (calls/s); N per scenario: "
+        + ", ".join(f"{k} {v}" for k, v in cfg["calls"].items())
+        + f". Warm-up: {cfg['warmup']} + {cfg['warmup']}.",
     ]
     foreign = [
         r[key]
-        for per_sdk in report["results"].values()
+        for per_transport in report["scenarios"].values()
+        for per_sdk in per_transport.values()
         for sdk in cfg["sdks"]
         for r in per_sdk[sdk]["rounds"]
         for key in ("seq_foreign_cpu_pct", "conc_foreign_cpu_pct")
@@ -617,16 +1028,38 @@ def render_table(report: dict[str, Any]) -> str:
         )
     if cfg["profiled"]:
         head.append("PROFILED RUN: cProfile overhead included, numbers are not comparable to normal runs")
-    return "\n".join([*head, "", *lines, "", f"total run time {report['elapsed_s']:.1f} s"])
+    body: list[str] = []
+    for scenario, results in report["scenarios"].items():
+        versions = sorted({str(v[s]["protocol_version"]) for v in results.values() for s in cfg["sdks"]})
+        body += ["", f"scenario {scenario}: {SCENARIOS[scenario].title}; protocol {', '.join(versions)}", ""]
+        body += [*_latency_table(results, cfg["sdks"]), "", *_cpu_table(results, cfg["sdks"])]
+    if report.get("parking"):
+        body += ["", *_parking_table(report["parking"])]
+    return "\n".join([*head, *body, "", f"total run time {report['elapsed_s']:.1f} s"])
 
 
-def _cpu_table(report: dict[str, Any]) -> list[str]:
+def _latency_table(results: dict[str, Any], sdks: list[str]) -> list[str]:
+    header = ("transport", "SDK", "p50 ms", "p90 ms", "p99 ms", "calls/s, 32 in flight", "calls/s ek/official")
+    header += ("p50 ek/official",)
+    rows: list[tuple[str, ...]] = [header]
+    for transport, per_sdk in results.items():
+        for k, sdk in enumerate(sdks):
+            s = per_sdk[sdk]["summary"]
+            ratio = p50_ratio = ""
+            if sdk == "elicitkit" and "ratio_calls_per_s" in per_sdk:
+                ratio, p50_ratio = _ratio(per_sdk["ratio_calls_per_s"]), _ratio(per_sdk["ratio_p50"])
+            name = TRANSPORT_TITLES[transport] if k == 0 else ""
+            latency = tuple(_cell(s[key], ".3f") for key in ("p50_ms", "p90_ms", "p99_ms"))
+            rows.append((name, sdk, *latency, _cell(s["calls_per_s"], ",.0f"), ratio, p50_ratio))
+    return _grid(rows)
+
+
+def _cpu_table(results: dict[str, Any], sdks: list[str]) -> list[str]:
     """Median CPU time per call of the client and server processes, one at a time / 32 in flight.
 
     The last column divides the official SDK's busier process (with 32 in flight) by elicitkit's:
     the calls/s ratio to expect when each process has a core of its own, whatever else ran.
     """
-    cfg = report["config"]
     header = ("CPU us per call", "SDK", "client: 1 / many in flight", "server: 1 / many in flight", "ek/official")
     rows: list[tuple[str, ...]] = [header]
 
@@ -636,13 +1069,90 @@ def _cpu_table(report: dict[str, Any]) -> list[str]:
             return "(in the client)" if side == "server" else "?"
         return f"{seq['median']:.0f} / {conc['median']:.0f}"
 
-    for transport, per_sdk in report["results"].items():
-        for k, sdk in enumerate(cfg["sdks"]):
+    for transport, per_sdk in results.items():
+        for k, sdk in enumerate(sdks):
             summary = per_sdk[sdk]["summary"]
             name = TRANSPORT_TITLES[transport] if k == 0 else ""
             ratio = f"{per_sdk['ratio_from_cpu']:.2f}x" if sdk == "elicitkit" and "ratio_from_cpu" in per_sdk else ""
             rows.append((name, sdk, pair(summary, "client"), pair(summary, "server"), ratio))
     return _grid(rows)
+
+
+def _parking_table(entries: list[dict[str, Any]]) -> list[str]:
+    """Memory per parked legacy elicitation, per transport, SDK and number parked."""
+    versions = sorted({e["protocol_version"] for e in entries if "protocol_version" in e})
+    lines = [
+        f"parking: S1's question on {', '.join(versions)}, "
+        "N calls at once, every answer held back by the client's callback (a person who has not answered).",
+        "KiB per parked call = (memory while all N are parked - memory before) / N; RSS from /proc, "
+        "traced = tracemalloc (Python allocations only, separate run).",
+        "",
+    ]
+    header = ("transport", "SDK", "parked", "server KiB/parked", "client KiB/parked", "parked in s")
+    header += ("answered right", "server ek/official")
+    for traced in (False, True):
+        chosen = [e for e in entries if e.get("tracemalloc") is traced]
+        if not chosen:
+            continue
+        key = "traced" if traced else "rss"
+        if traced:
+            lines += ["", "the same, Python allocations only (tracemalloc on in both processes)", ""]
+        rows: list[tuple[str, ...]] = [header]
+        last = ""
+        for e in sorted(chosen, key=lambda e: (TRANSPORTS.index(e["transport"]), e["n"], SDKS.index(e["sdk"]))):
+            name = TRANSPORT_TITLES[e["transport"]] if e["transport"] != last else ""
+            last = e["transport"]
+            if "error" in e:
+                rows.append((name, e["sdk"], f"{e['n']:,}", "failed", "", "", "", e["error"][:60]))
+                continue
+            if "skipped" in e:
+                note = f"not run (cap {e['skipped']:,})"
+                rows.append((name, e["sdk"], f"{e['n']:,}", note, "", "", "", ""))
+                continue
+            client_label = _kib(e.get(f"client_{key}_per_parked"))
+            server = _kib(e.get(f"server_{key}_per_parked")) if e["transport"] != "memory" else "(in the client)"
+            parked = f"{e['parked']:,}" + ("" if e["parked"] == e["n"] else f" of {e['n']:,} (timed out)")
+            ratio = ""
+            theirs = next(
+                (
+                    o
+                    for o in chosen
+                    if o["sdk"] == "official"
+                    and o["transport"] == e["transport"]
+                    and o["n"] == e["n"]
+                    and "error" not in o
+                    and "skipped" not in o
+                ),
+                None,
+            )
+            marker = ""
+            if theirs is None:  # not measured at this size: the official SDK's largest one on this transport
+                measured = [
+                    o
+                    for o in chosen
+                    if o["sdk"] == "official" and o["transport"] == e["transport"] and "error" not in o
+                    if "skipped" not in o and o["n"] < e["n"]
+                ]
+                theirs = max(measured, key=lambda o: o["n"]) if measured else None
+                marker = f" (vs {theirs['n']:,})" if theirs is not None else ""
+            side = "server" if e["transport"] != "memory" else "client"
+            mine, other = e.get(f"{side}_{key}_per_parked"), theirs.get(f"{side}_{key}_per_parked") if theirs else None
+            if e["sdk"] == "elicitkit" and mine and other:
+                ratio = f"{mine / other:.2f}x{marker}"
+            rows.append(
+                (
+                    name,
+                    e["sdk"],
+                    parked,
+                    server,
+                    client_label,
+                    f"{e['parked_seconds']:.1f}",
+                    f"{e['ok']:,}/{e['n']:,}",
+                    ratio,
+                )
+            )
+        lines += _grid(rows)
+    return lines
 
 
 def _grid(rows: list[tuple[str, ...]]) -> list[str]:
@@ -754,41 +1264,113 @@ def profile_summary(directory: Path, top: int = 25) -> Path:
     return summary
 
 
+DEFAULT_CALLS = {"echo": 5000, "form": 2000, "resolver": 2000}
+QUICK_CALLS = {"echo": 150, "form": 80, "resolver": 80}
+
+
+def _int_list(text: str) -> list[int]:
+    return [int(x.replace("_", "")) for x in text.split(",") if x.strip()]
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=(__doc__ or "").split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
     add = parser.add_argument
-    add("--quick", action="store_true", help="a <1 minute run: 3 rounds of 1000 calls, 200 warm-up calls")
-    add("--rounds", type=int, help="rounds per SDK and transport (default 5; quick 3)")
-    add("--calls", type=int, help="calls per round, for each of the two measurements (default 5000; quick 1000)")
-    add("--warmup", type=int, help="warm-up calls, sequential and concurrent each (default 1000; quick 200)")
+    add("--quick", action="store_true", help="a <1 minute run: fewer calls and rounds, parking 1,000")
+    add("--rounds", type=int, help="rounds per scenario, SDK and transport (default 5; quick 3)")
+    add(
+        "--calls",
+        type=int,
+        help="calls per round, for each of the two measurements (default echo 5000, form and resolver 2000; "
+        "quick 150 / 80)",
+    )
+    add("--warmup", type=int, help="warm-up calls, sequential and concurrent each (default 1000; quick 30)")
     add("--concurrency", type=int, default=32, help="calls in flight for calls/s (default 32)")
     add("--transports", default=",".join(TRANSPORTS), help="comma list of memory,stdio,http (default all)")
     add("--sdks", default=",".join(SDKS), help="comma list of elicitkit,official (default both)")
-    add("--scenario", default="echo", choices=sorted(SCENARIOS), help="what one call is (default echo)")
+    add(
+        "--scenario",
+        default="all",
+        help="comma list of echo (S0), form (S1), resolver (S2), or all (default), or none (parking only)",
+    )
+    add(
+        "--park",
+        default=None,
+        help="how many elicitations to park at once, comma list (default 1000,10000; "
+        "quick 1000); 0 or empty: no parking",
+    )
+    add(
+        "--park-transports",
+        default=None,
+        help="transports to park on (default memory,stdio,http; quick stdio,http)",
+    )
+    add(
+        "--park-tracemalloc",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="also measure parking with tracemalloc, at the smallest size (default on; quick off)",
+    )
+    add("--park-timeout", type=float, default=600.0, help="give up parking after this many seconds (default 600)")
+    add(
+        "--official-park-cap",
+        default="http=1000",
+        help="park the official SDK at most this many per transport (default http=1000: parking 10,000 on its "
+        "HTTP server takes about 11 minutes, see README); empty for no cap",
+    )
     add("--json", type=Path, help="also write the configuration and every round's raw numbers here")
+    add("--render", type=Path, metavar="JSON", help="print the tables of a report saved with --json, and exit")
     add("--no-pin", action="store_true", help="let the OS place the processes (default: clients CPU 1, servers CPU 0)")
     add("--timeout", type=float, default=300.0, help="seconds to wait for any one answer from a child")
     add("--stderr-log", type=Path, help="append the children's stderr to this file instead of the terminal")
     add("--profile", type=Path, metavar="DIR", help="cProfile every client and server into DIR (skews the numbers)")
     args = parser.parse_args(argv)
     args.rounds = args.rounds if args.rounds is not None else (3 if args.quick else 5)
-    args.calls = args.calls if args.calls is not None else (1000 if args.quick else 5000)
-    args.warmup = args.warmup if args.warmup is not None else (200 if args.quick else 1000)
-    for name, allowed in (("transports", TRANSPORTS), ("sdks", SDKS)):
+    args.warmup = args.warmup if args.warmup is not None else (30 if args.quick else 1000)
+    if args.scenario == "all":
+        args.scenarios = list(SCENARIO_ORDER)
+    elif args.scenario == "none":
+        args.scenarios = []
+    else:
+        args.scenarios = [x.strip() for x in args.scenario.split(",") if x.strip()]
+        bad = [x for x in args.scenarios if x not in SCENARIOS]
+        if bad:
+            parser.error(f"--scenario: unknown {bad}; choose from {', '.join(SCENARIO_ORDER)}, all or none")
+    defaults = QUICK_CALLS if args.quick else DEFAULT_CALLS
+    args.calls_per = {name: args.calls if args.calls is not None else defaults[name] for name in args.scenarios}
+    park = args.park if args.park is not None else ("1000" if args.quick else "1000,10000")
+    args.park_sizes = [n for n in _int_list(park) if n > 0]
+    if args.park_transports is None:
+        args.park_transports = "stdio,http" if args.quick else "memory,stdio,http"
+    if args.park_tracemalloc is None:
+        args.park_tracemalloc = not args.quick
+    caps: dict[str, int] = {}
+    for item in (x.strip() for x in args.official_park_cap.split(",")):
+        transport, _, number = item.partition("=")
+        if not item:
+            continue
+        if transport not in TRANSPORTS or not number.replace("_", "").isdigit():
+            parser.error(f"--official-park-cap: expected TRANSPORT=N items, got {item!r}")
+        caps[transport] = int(number.replace("_", ""))
+    args.official_park_cap = caps
+    for name, allowed in (("transports", TRANSPORTS), ("sdks", SDKS), ("park_transports", TRANSPORTS)):
         chosen = [x.strip() for x in getattr(args, name).split(",") if x.strip()]
         bad = [x for x in chosen if x not in allowed]
         if bad or not chosen:
-            parser.error(f"--{name}: unknown {bad or 'empty list'}; choose from {', '.join(allowed)}")
+            flag = "--" + name.replace("_", "-")
+            parser.error(f"{flag}: unknown {bad or 'empty list'}; choose from {', '.join(allowed)}")
         setattr(args, name, [x for x in allowed if x in chosen])
-    if args.rounds < 1 or args.calls < 1 or args.concurrency < 1 or args.warmup < 0:
+    args.park_transports = [t for t in args.park_transports if t in args.transports]
+    if args.rounds < 1 or (args.calls is not None and args.calls < 1) or args.concurrency < 1 or args.warmup < 0:
         parser.error("--rounds, --calls and --concurrency must be positive, --warmup not negative")
     return args
 
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
+    if args.render is not None:
+        print(render_table(json.loads(args.render.read_text())), flush=True)
+        return 0
 
     def on_sigterm(signum: int, frame: Any) -> None:
         raise SystemExit(128 + signum)  # unwind through the finally blocks that stop the children
@@ -796,32 +1378,42 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGTERM, on_sigterm)
     started = time.perf_counter()
     cfg = Config(
-        scenario=args.scenario,
+        scenarios=args.scenarios,
         transports=args.transports,
         sdks=args.sdks,
         rounds=args.rounds,
-        calls=args.calls,
+        calls=args.calls_per,
         warmup=args.warmup,
         concurrency=args.concurrency,
         pin=not args.no_pin,
         timeout=args.timeout,
         stderr_log=args.stderr_log.resolve() if args.stderr_log else None,
         profile_dir=args.profile.resolve() if args.profile else None,
+        park_sizes=args.park_sizes,
+        park_transports=args.park_transports,
+        park_tracemalloc=args.park_tracemalloc,
+        park_timeout=args.park_timeout,
+        official_park_cap=args.official_park_cap,
     )
     if cfg.profile_dir is not None:
         cfg.profile_dir.mkdir(parents=True, exist_ok=True)
     env = environment()
     tag = f"elicitkit-bench-{secrets.token_hex(6)}"  # marks every process we start
-    results: dict[str, Any] = {}
-    for transport in cfg.transports:
-        _progress(f"{TRANSPORT_TITLES[transport]}: starting {' and '.join(cfg.sdks)}")
-        results[transport] = run_transport(cfg, transport, tag)
-    summarize(results, cfg.sdks)
+    scenarios: dict[str, Any] = {}
+    for scenario in cfg.scenarios:
+        results: dict[str, Any] = {}
+        for transport in cfg.transports:
+            _progress(f"{scenario}, {TRANSPORT_TITLES[transport]}: starting {' and '.join(cfg.sdks)}")
+            results[transport] = run_transport(cfg, scenario, transport, tag)
+        summarize(results, cfg.sdks)
+        scenarios[scenario] = results
+    parking = run_all_parking(cfg, tag) if cfg.park_sizes and cfg.profile_dir is None else []
     env["loadavg_end"] = _loadavg()
     report = {
         "config": cfg.as_dict(),
         "environment": env,
-        "results": results,
+        "scenarios": scenarios,
+        "parking": parking,
         "elapsed_s": time.perf_counter() - started,
     }
     print(render_table(report), flush=True)
@@ -829,7 +1421,8 @@ def main(argv: list[str]) -> int:
         args.json.write_text(json.dumps(report, indent=2) + "\n")
     if cfg.profile_dir is not None:
         _progress(f"profiles in {cfg.profile_dir}; top functions in {profile_summary(cfg.profile_dir)}")
-    return 0
+    failed = [e for e in parking if "error" in e or e.get("failed") or e.get("timed_out")]
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

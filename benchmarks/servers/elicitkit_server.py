@@ -1,8 +1,17 @@
-"""The benchmark server written with elicitkit: a ``LowLevelServer`` with raw dict handlers.
+"""The benchmark server written with elicitkit, one per scenario.
+
+* ``echo`` (S0): a ``LowLevelServer`` with raw dict handlers (the thinnest path).
+* ``form`` (S1): the decorator ``Server``; tool ``book(date, ctx)`` asks one 3-field form
+  question with ``ctx.elicit(message, Booking)`` and answers from the typed result.
+* ``resolver`` (S2): the decorator ``Server``; tool ``book(date, booking)`` where ``booking`` is
+  ``Annotated[Booking, Resolve(ask_booking)]`` and ``ask_booking`` returns ``Elicit(...)``. On a
+  2026-07-28 connection the question travels inside an ``InputRequiredResult`` and the answer
+  comes back with the retry; on a handshake connection it is an ``elicitation/create``.
 
 ``build_server(scenario)`` is imported by ``benchmarks/run.py`` for the in-memory transport;
 run as a script it serves the same server over stdio or Streamable HTTP (see ``_common.py``).
-HTTP uses ``serve_http_background`` (uvicorn, log level warning, no access log, JSON answers).
+HTTP uses ``serve_http_background`` (uvicorn, log level warning, no access log, JSON answers
+for plain results, an SSE stream as soon as a call asks something first).
 """
 
 from __future__ import annotations
@@ -10,11 +19,21 @@ from __future__ import annotations
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
+from pydantic import BaseModel, Field
 
-from elicitkit import LowLevelServer, MCPError, RequestContext
+from elicitkit import (
+    AcceptedElicitation,
+    Context,
+    Elicit,
+    LowLevelServer,
+    MCPError,
+    RequestContext,
+    Resolve,
+    Server,
+)
 from elicitkit.protocol.errors import INVALID_PARAMS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -22,9 +41,7 @@ import _common
 
 ToolFn = Callable[[RequestContext, dict[str, Any]], Awaitable[dict[str, Any]]]
 
-# ----------------------------------------------------------------------------- scenarios
-# One entry per scenario: the tools the server offers, as (wire definition, implementation).
-# S1 (a tool eliciting a 3-field form) and S2 (the 2026 multi-round-trip variant) go here.
+# ----------------------------------------------------------------------------- S0: echo
 
 ECHO_TOOL = {
     "name": "echo",
@@ -37,13 +54,8 @@ async def echo(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]
     return {"content": [{"type": "text", "text": arguments["text"]}]}
 
 
-SCENARIOS: dict[str, dict[str, tuple[dict[str, Any], ToolFn]]] = {
-    "echo": {"echo": (ECHO_TOOL, echo)},
-}
-
-
-def build_server(scenario: str = "echo") -> LowLevelServer:
-    tools = SCENARIOS[scenario]
+def echo_server() -> LowLevelServer:
+    tools: dict[str, tuple[dict[str, Any], ToolFn]] = {"echo": (ECHO_TOOL, echo)}
     server = LowLevelServer("bench-elicitkit", "1.0.0")
     listing = {"tools": [definition for definition, _ in tools.values()]}
 
@@ -60,6 +72,65 @@ def build_server(scenario: str = "echo") -> LowLevelServer:
         return await entry[1](ctx, ctx.params.get("arguments") or {})
 
     return server
+
+
+# ----------------------------------------------------------------------------- S1 and S2: one form question
+
+
+class Booking(BaseModel):
+    """The 3-field form of S1 and S2 (the same model in servers/official_server.py)."""
+
+    name: str = Field(description="Name for the booking")
+    party_size: int = Field(description="How many people")
+    confirm: bool = Field(description="Confirm the booking?")
+
+
+def question(date: str) -> str:
+    return f"Book a table on {date}?"
+
+
+def booked(date: str, booking: Booking) -> str:
+    if not booking.confirm:
+        return f"not booked on {date}"
+    return f"booked {booking.party_size} for {booking.name} on {date}"
+
+
+def form_server() -> Server:
+    server = Server("bench-elicitkit", "1.0.0")
+
+    @server.tool(description="Book a table: asks for the name, the party size and a confirmation.")
+    async def book(date: str, ctx: Context) -> str:
+        answer = await ctx.elicit(question(date), Booking)
+        if isinstance(answer, AcceptedElicitation):
+            return booked(date, answer.data)
+        return f"no booking: {answer.action}"
+
+    return server
+
+
+def ask_booking(date: str) -> Elicit[Booking]:
+    return Elicit(question(date), Booking)
+
+
+def resolver_server() -> Server:
+    server = Server("bench-elicitkit", "1.0.0")
+
+    @server.tool(description="Book a table: a resolver asks for the name, the party size and a confirmation.")
+    async def book(date: str, booking: Annotated[Booking, Resolve(ask_booking)]) -> str:
+        return booked(date, booking)
+
+    return server
+
+
+SCENARIOS: dict[str, Callable[[], LowLevelServer]] = {
+    "echo": echo_server,
+    "form": form_server,
+    "resolver": resolver_server,
+}
+
+
+def build_server(scenario: str = "echo") -> LowLevelServer:
+    return SCENARIOS[scenario]()
 
 
 # ----------------------------------------------------------------------------- entry point

@@ -5,14 +5,19 @@ arriving data to the core, runs each incoming request as its own task (cancellab
 peer), parks outgoing requests until their answer comes, and hands every outgoing message to a
 transport-supplied ``send`` callable together with the id of the request it belongs to, so
 an HTTP transport can put it on the right stream. It never touches bytes on a wire itself.
+
+Costs per request are kept to the minimum, because a server may hold thousands of requests
+open while people answer questions: an incoming request is one plain asyncio task (no task
+group or cancel scope of its own; cancelling it cancels the task), and an outgoing request
+waits on one future, with its timeout a timer callback rather than a cancel scope.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import inspect
 import logging
-import math
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from typing import Any, Protocol
@@ -49,14 +54,13 @@ class Send(Protocol):
 class IncomingRequest:
     """A request from the other side, as seen by the handler that serves it."""
 
-    __slots__ = ("id", "method", "params", "peer", "scope")
+    __slots__ = ("id", "method", "params", "peer")
 
-    def __init__(self, peer: Peer, request: Request, scope: anyio.CancelScope) -> None:
+    def __init__(self, peer: Peer, request: Request) -> None:
         self.peer = peer
         self.id = request.id
         self.method = request.method
         self.params: dict[str, Any] = request.params if request.params is not None else {}
-        self.scope = scope
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -92,18 +96,34 @@ RequestHandler = Callable[[IncomingRequest], Awaitable[JSON]]
 NotificationHandler = Callable[[Notification], Awaitable[None]]
 
 
-class _Waiter:
-    __slots__ = ("error", "event", "progress", "result")
+class _Expired(Exception):
+    """Set on a waiter's future when its deadline passes (never leaves :meth:`Peer.request`)."""
 
-    def __init__(self, progress: ProgressCallback | None) -> None:
-        self.event = anyio.Event()
-        self.result: JSON | None = None
-        self.error: MCPError | None = None
+
+class _Waiter:
+    """One outgoing request waiting for its answer: a future, and the deadline bookkeeping."""
+
+    __slots__ = ("future", "limit", "paused_before", "progress", "sending", "task", "timed_out", "timer")
+
+    def __init__(self, future: asyncio.Future[JSON], progress: ProgressCallback | None) -> None:
+        self.future = future
         self.progress = progress
+        self.timer: asyncio.TimerHandle | None = None
+        self.limit = 0.0
+        self.paused_before = 0.0
+        self.task: asyncio.Task[Any] | None = None  # the requesting task, while it is still sending
+        self.sending = False
+        self.timed_out = False  # the deadline cancelled the task mid-send
 
 
 async def _ignore_notification(_: Notification) -> None:
     return None
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    """Mark a finished future's exception as seen (nobody will await it now)."""
+    if future.done() and not future.cancelled():
+        future.exception()
 
 
 class Peer:
@@ -125,7 +145,9 @@ class Peer:
         self._on_notification = on_notification
         self.default_timeout = default_timeout
         self._waiters: dict[RequestId, _Waiter] = {}
-        self._scopes: dict[RequestId, anyio.CancelScope] = {}
+        self._handlers: dict[RequestId, asyncio.Task[None]] = {}
+        self._cancel_at_start: set[RequestId] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._tg: TaskGroup | None = None
         self._closed = False
         # Transports that keep per-request state (HTTP streams) learn of requests ending silently.
@@ -133,9 +155,10 @@ class Peer:
         self._pause_depth = 0
         self._pause_started = 0.0
         self._pause_total = 0.0
-        self._unpaused = anyio.Event()
+        self._deadlines_on_hold: list[_Waiter] = []  # deadlines that passed while paused
 
     async def __aenter__(self) -> Peer:
+        self._loop = asyncio.get_running_loop()
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         return self
@@ -144,7 +167,13 @@ class Peer:
         self.close()
         assert self._tg is not None
         self._tg.cancel_scope.cancel()
-        return await self._tg.__aexit__(*exc)  # type: ignore[arg-type]
+        try:
+            if self._handlers:  # cancelled by close(); wait for them as a task group would
+                with anyio.CancelScope(shield=True):
+                    await asyncio.wait(list(self._handlers.values()))
+        finally:
+            outcome = await self._tg.__aexit__(*exc)  # type: ignore[arg-type]
+        return outcome
 
     @property
     def closed(self) -> bool:
@@ -157,18 +186,28 @@ class Peer:
         self._closed = True
         for request_id in self.conn.fail_all():
             waiter = self._waiters.pop(request_id, None)
-            if waiter is not None:
-                waiter.error = ConnectionClosed(detail)
-                waiter.event.set()
-        for scope in self._scopes.values():
-            scope.cancel()
+            if waiter is not None and not waiter.future.done():
+                waiter.future.set_exception(ConnectionClosed(detail))
+        for request_id in list(self._handlers):
+            self._cancel_handler(request_id)
 
     def cancel_incoming(self, request_id: RequestId) -> None:
         """Cancel a request we are serving as if the peer had sent ``notifications/cancelled``."""
         if self.conn.mark_cancelled(request_id):
-            scope = self._scopes.get(request_id)
-            if scope is not None:
-                scope.cancel()
+            self._cancel_handler(request_id)
+
+    def _cancel_handler(self, request_id: RequestId) -> None:
+        """Cancel the task serving ``request_id``. One that has not started yet is cancelled as it
+        starts, so the handler still runs up to its first wait (cancelling a task before its first
+        step would skip the handler, and its cleanup, entirely)."""
+        task = self._handlers.get(request_id)
+        if task is None:
+            return
+        coro = task.get_coro()
+        if coro is not None and inspect.getcoroutinestate(coro) == inspect.CORO_CREATED:  # type: ignore[arg-type]
+            self._cancel_at_start.add(request_id)
+        else:
+            task.cancel()
 
     # ------------------------------------------------------------------ incoming
 
@@ -186,9 +225,7 @@ class Peer:
                 case ErrorReceived(request_id=request_id, error=error):
                     self._settle(request_id, None, error)
                 case CancelReceived(request_id=request_id):
-                    scope = self._scopes.get(request_id)
-                    if scope is not None:
-                        scope.cancel()
+                    self._cancel_handler(request_id)
                 case ProgressReceived():
                     await self._progress(event)
                 case SendReply(message=message):
@@ -199,11 +236,12 @@ class Peer:
 
     def _settle(self, request_id: RequestId, result: JSON | None, error: MCPError | None) -> None:
         waiter = self._waiters.pop(request_id, None)
-        if waiter is None:  # pragma: no cover - the core only settles what we started
+        if waiter is None or waiter.future.done():  # pragma: no cover - the core only settles what we started
             return
-        waiter.result = result
-        waiter.error = error
-        waiter.event.set()
+        if error is not None:
+            waiter.future.set_exception(error)
+        else:
+            waiter.future.set_result(result if result is not None else {})
 
     async def _notification(self, notification: Notification) -> None:
         try:
@@ -223,31 +261,34 @@ class Peer:
             logger.exception("progress callback failed")
 
     def _start_handler(self, request: Request) -> None:
-        if self._tg is None or self._closed:
+        if self._loop is None or self._closed:
             return
-        scope = anyio.CancelScope()
-        self._scopes[request.id] = scope
-        self._tg.start_soon(self._run_handler, request, scope)
+        task = self._loop.create_task(self._run_handler(request), name="elicitkit-request")
+        self._handlers[request.id] = task
 
-    async def _run_handler(self, request: Request, scope: anyio.CancelScope) -> None:
-        incoming = IncomingRequest(self, request, scope)
+    async def _run_handler(self, request: Request) -> None:
         reply: JSON | None = None
+        if self._cancel_at_start and request.id in self._cancel_at_start:
+            self._cancel_at_start.discard(request.id)
+            asyncio.current_task().cancel()  # type: ignore[union-attr]  # delivered at its first wait
         try:
-            with scope:
-                try:
-                    result = await self._on_request(incoming)
-                except MCPError as exc:
-                    answered = self.conn.respond_error(request.id, exc)
-                    reply = answered.to_wire() if answered is not None else None
-                except Exception as exc:
-                    logger.exception("handler for %s failed", request.method)
-                    answered = self.conn.respond_error(request.id, MCPError(INTERNAL_ERROR, f"internal error: {exc}"))
-                    reply = answered.to_wire() if answered is not None else None
-                else:
-                    response = self.conn.respond(request.id, result)
-                    reply = response.to_wire() if response is not None else None
+            try:
+                result = await self._on_request(IncomingRequest(self, request))
+            except MCPError as exc:
+                answered = self.conn.respond_error(request.id, exc)
+                reply = answered.to_wire() if answered is not None else None
+            except Exception as exc:
+                logger.exception("handler for %s failed", request.method)
+                answered = self.conn.respond_error(request.id, MCPError(INTERNAL_ERROR, f"internal error: {exc}"))
+                reply = answered.to_wire() if answered is not None else None
+            else:
+                response = self.conn.respond(request.id, result)
+                reply = response.to_wire() if response is not None else None
+        except asyncio.CancelledError:
+            reply = None  # cancelled (by the peer, a transport, or shutdown): the peer expects no answer
+        try:
             if reply is None:
-                self.conn.discard(request.id)  # cancelled: the peer expects no answer
+                self.conn.discard(request.id)
                 if self.on_unanswered is not None:
                     self.on_unanswered(request.id)
             elif not self._closed:
@@ -256,7 +297,8 @@ class Peer:
                 except Exception:  # the transport is gone; the reader side will notice and close
                     logger.info("could not deliver the answer to %s %r", request.method, request.id)
         finally:
-            self._scopes.pop(request.id, None)
+            if self._handlers.get(request.id) is asyncio.current_task():
+                del self._handlers[request.id]
 
     # ------------------------------------------------------------------ outgoing
 
@@ -272,31 +314,65 @@ class Peer:
         """Send a request and wait for its result; raises :class:`MCPError` on an error reply."""
         if self._closed:
             raise ConnectionClosed()
+        loop = self._loop if self._loop is not None else asyncio.get_running_loop()
         request = self.conn.start_request(method, params, progress=on_progress is not None)
-        waiter = _Waiter(on_progress)
+        waiter = _Waiter(loop.create_future(), on_progress)
         self._waiters[request.id] = waiter
         limit = self.default_timeout if timeout is None else timeout
-        bounded = limit is not None and limit > 0
+        if limit is not None and limit > 0:
+            waiter.limit = limit
+            waiter.paused_before = self._paused_time()
+            waiter.timer = loop.call_later(limit, self._deadline, waiter)
         try:
-            paused_before = self._paused_time()
-            with anyio.move_on_after(limit if bounded else math.inf) as scope:
+            waiter.sending = True
+            waiter.task = asyncio.current_task()
+            try:
                 await self._send(request.to_wire(), related)
-                await waiter.event.wait()
-            if scope.cancelled_caught and not waiter.event.is_set():
-                assert limit is not None
-                if not await self._wait_out_pauses(waiter, limit, paused_before):
-                    await self._abandon(request.id, "timeout")
-                    raise RequestTimeout(method, limit)
-        except RequestTimeout:
-            raise
-        except BaseException:
+            finally:
+                waiter.sending = False
+                waiter.task = None
+            return await waiter.future
+        except _Expired:
+            await self._abandon(request.id, "timeout")
+            raise RequestTimeout(method, waiter.limit) from None
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if waiter.timed_out and task is not None and task.uncancel() == 0:
+                await self._abandon(request.id, "timeout")  # our deadline interrupted the send
+                raise RequestTimeout(method, waiter.limit) from None
             with anyio.CancelScope(shield=True):
                 await self._abandon(request.id, "cancelled")
             raise
-        if waiter.error is not None:
-            raise waiter.error
-        assert waiter.result is not None
-        return waiter.result
+        except BaseException:
+            if not waiter.future.done():  # the send failed: stop waiting (an error answer needs nothing)
+                with anyio.CancelScope(shield=True):
+                    await self._abandon(request.id, "cancelled")
+            raise
+        finally:
+            if waiter.timer is not None:
+                waiter.timer.cancel()
+                waiter.timer = None
+            _retrieve(waiter.future)
+
+    def _deadline(self, waiter: _Waiter) -> None:
+        """The timer of an outgoing request fired: extend it by time spent paused, or expire it."""
+        waiter.timer = None
+        if waiter.future.done():
+            return
+        if self._pause_depth:  # a person is answering: decide once they are done
+            self._deadlines_on_hold.append(waiter)
+            return
+        credit = self._paused_time() - waiter.paused_before
+        if credit > 0:
+            waiter.paused_before += credit
+            assert self._loop is not None
+            waiter.timer = self._loop.call_later(credit, self._deadline, waiter)
+            return
+        if waiter.sending and waiter.task is not None:
+            waiter.timed_out = True
+            waiter.task.cancel()
+        else:
+            waiter.future.set_exception(_Expired())
 
     # -- pausing timeouts while a person answers ------------------------------------------
 
@@ -316,34 +392,13 @@ class Peer:
             self._pause_depth -= 1
             if self._pause_depth == 0:
                 self._pause_total += time.monotonic() - self._pause_started
-                woken, self._unpaused = self._unpaused, anyio.Event()
-                woken.set()
+                held, self._deadlines_on_hold = self._deadlines_on_hold, []
+                for waiter in held:
+                    self._deadline(waiter)
 
     def _paused_time(self) -> float:
         ongoing = time.monotonic() - self._pause_started if self._pause_depth else 0.0
         return self._pause_total + ongoing
-
-    async def _wait_out_pauses(self, waiter: _Waiter, limit: float, paused_before: float) -> bool:
-        """The first deadline passed; extend it by time spent paused. True if the answer came."""
-        while not waiter.event.is_set():
-            if self._pause_depth:
-                async with anyio.create_task_group() as tg:
-
-                    async def settle() -> None:
-                        await waiter.event.wait()
-                        tg.cancel_scope.cancel()
-
-                    tg.start_soon(settle)
-                    await self._unpaused.wait()
-                    tg.cancel_scope.cancel()
-                continue
-            credit = self._paused_time() - paused_before
-            if credit <= 0:
-                return False
-            paused_before += credit
-            with anyio.move_on_after(credit):
-                await waiter.event.wait()
-        return True
 
     async def _abandon(self, request_id: RequestId, reason: str) -> None:
         self._waiters.pop(request_id, None)

@@ -6,6 +6,12 @@ format checks) over a copy of the requested schema that forbids unknown fields, 
 rules JSON Schema leaves loose: an integer field takes an ``int`` (not ``30.0``, not ``True``).
 Remote ``$ref`` is never fetched: the gate refuses ``$ref`` and the validator has no
 retrieval.
+
+Answers to the spec's flat form subset are checked first by a small compiled checker (one
+per schema, cached with the validator) that knows exactly those keywords and says only
+"valid" or "not sure"; "not sure" (and any schema with a keyword it does not know) goes to
+``jsonschema``, which has the last word and writes the error messages. The fast check is
+never more lenient than ``jsonschema``: it accepts a subset of what ``jsonschema`` accepts.
 """
 
 from __future__ import annotations
@@ -48,22 +54,204 @@ _FORMATS.checks("email")(_email)  # stricter than jsonschema's "contains an @"
 
 
 _NO_REMOTE: Registry[Any] = Registry()  # nothing to retrieve from: remote $ref can never be fetched
-_CACHE: OrderedDict[bytes, Any] = OrderedDict()
+_CACHE: OrderedDict[bytes, tuple[Any, Any]] = OrderedDict()  # schema -> (validator, fast check or None)
 _CACHE_SIZE = 512
 
 
-def _validator(schema: dict[str, Any]) -> Any:
-    key = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)
+def _compiled(schema: dict[str, Any]) -> tuple[Any, Any]:
+    """(the jsonschema validator, the fast check or None) for ``schema``, built once per schema."""
+    try:
+        key = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # not plain JSON: no caching, and only jsonschema knows what to make of it
+        closed = {**schema, "additionalProperties": False}
+        return _StrictValidator(closed, format_checker=_FORMATS, registry=_NO_REMOTE), None
     found = _CACHE.get(key)
     if found is not None:
         _CACHE.move_to_end(key)
         return found
     closed = {**schema, "additionalProperties": False}
-    validator = _StrictValidator(closed, format_checker=_FORMATS, registry=_NO_REMOTE)
-    _CACHE[key] = validator
+    entry = (_StrictValidator(closed, format_checker=_FORMATS, registry=_NO_REMOTE), _fast_check(schema))
+    _CACHE[key] = entry
     if len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)
-    return validator
+    return entry
+
+
+def _validator(schema: dict[str, Any]) -> Any:
+    return _compiled(schema)[0]
+
+
+# -- the fast check -------------------------------------------------------------------------
+#
+# Each property compiles to a function value -> bool that is True only where jsonschema (with
+# the integer rule above) would find no error; anything outside the known keywords compiles
+# to None, and then the whole schema is left to jsonschema.
+
+_ANNOTATION_KEYS = frozenset(
+    {"title", "description", "default", "enumNames", "examples", "deprecated", "readOnly", "writeOnly", "$comment"}
+)
+_PROPERTY_KEYS = _ANNOTATION_KEYS | {
+    "type",
+    "enum",
+    "oneOf",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "minimum",
+    "maximum",
+    "items",
+    "minItems",
+    "maxItems",
+}
+_TOP_KEYS = frozenset({"type", "properties", "required", "$schema", "title", "description"})
+
+Check = Any  # Callable[[Any], bool]
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _string_choices(options: Any, item_keys: frozenset[str]) -> frozenset[str] | None:
+    """The consts of a ``oneOf``/``anyOf`` list of ``{const, title}`` options (distinct strings), or None."""
+    if not isinstance(options, list) or not options:
+        return None
+    consts = []
+    for option in options:
+        if not isinstance(option, dict) or set(option) - item_keys or not isinstance(option.get("const"), str):
+            return None
+        consts.append(option["const"])
+    return frozenset(consts) if len(set(consts)) == len(consts) else None
+
+
+def _string_enum(values: Any) -> frozenset[str] | None:
+    if not isinstance(values, list) or not values or not all(isinstance(v, str) for v in values):
+        return None
+    return frozenset(values)
+
+
+def _fast_property(prop: Any) -> Check | None:
+    if not isinstance(prop, dict) or set(prop) - _PROPERTY_KEYS:
+        return None
+    kind = prop.get("type")
+    checks: list[Check] = []
+    if kind == "string":
+        if "items" in prop or "minItems" in prop or "maxItems" in prop:
+            return None
+        checks.append(lambda v: isinstance(v, str))
+        if "enum" in prop:
+            enum = _string_enum(prop["enum"])
+            if enum is None:
+                return None
+            checks.append(enum.__contains__)
+        if "oneOf" in prop:
+            choices = _string_choices(prop["oneOf"], frozenset({"const", "title", "description"}))
+            if choices is None:
+                return None
+            checks.append(choices.__contains__)
+        low, high = prop.get("minLength"), prop.get("maxLength")
+        if (low is not None and not _count(low)) or (high is not None and not _count(high)):
+            return None
+        if low is not None:
+            checks.append(lambda v, n=low: len(v) >= n)
+        if high is not None:
+            checks.append(lambda v, n=high: len(v) <= n)
+        if "pattern" in prop:
+            try:
+                compiled = re.compile(prop["pattern"])
+            except (TypeError, re.error):
+                return None
+            checks.append(lambda v, rx=compiled: rx.search(v) is not None)
+        if "format" in prop:
+            fmt = prop["format"]
+            if not isinstance(fmt, str):
+                return None
+            checks.append(lambda v, f=fmt: _FORMATS.conforms(v, f))
+    elif kind in ("integer", "number"):
+        if set(prop) & {"enum", "oneOf", "minLength", "maxLength", "pattern", "format", "items", "minItems"}:
+            return None
+        if "maxItems" in prop:
+            return None
+        checks.append((lambda v: _is_int(None, v)) if kind == "integer" else _number)
+        low, high = prop.get("minimum"), prop.get("maximum")
+        if (low is not None and not _number(low)) or (high is not None and not _number(high)):
+            return None
+        if low is not None:
+            checks.append(lambda v, n=low: v >= n)
+        if high is not None:
+            checks.append(lambda v, n=high: v <= n)
+    elif kind == "boolean":
+        if set(prop) - _ANNOTATION_KEYS - {"type"}:
+            return None
+        checks.append(lambda v: isinstance(v, bool))
+    elif kind == "array":
+        if set(prop) & {"enum", "oneOf", "minLength", "maxLength", "pattern", "format", "minimum", "maximum"}:
+            return None
+        items = prop.get("items")
+        if not isinstance(items, dict):
+            return None
+        if "anyOf" in items:
+            if set(items) - {"anyOf"} - _ANNOTATION_KEYS:
+                return None
+            allowed = _string_choices(items["anyOf"], frozenset({"const", "title", "description"}))
+        elif items.get("type") == "string" and "enum" in items:
+            if set(items) - {"type", "enum"} - _ANNOTATION_KEYS:
+                return None
+            allowed = _string_enum(items["enum"])
+        else:
+            return None
+        if allowed is None:
+            return None
+        checks.append(lambda v, ok=allowed: isinstance(v, list) and all(isinstance(x, str) and x in ok for x in v))
+        low, high = prop.get("minItems"), prop.get("maxItems")
+        if (low is not None and not _count(low)) or (high is not None and not _count(high)):
+            return None
+        if low is not None:
+            checks.append(lambda v, n=low: len(v) >= n)
+        if high is not None:
+            checks.append(lambda v, n=high: len(v) <= n)
+    else:
+        return None
+    if len(checks) == 1:
+        return checks[0]
+    chain = tuple(checks)
+    return lambda v: all(check(v) for check in chain)
+
+
+def _fast_check(schema: Any) -> Check | None:
+    """A check of whole answers (dicts) for a flat form schema, or None to always use jsonschema."""
+    if not isinstance(schema, dict) or set(schema) - _TOP_KEYS or schema.get("type") != "object":
+        return None
+    properties = schema.get("properties")
+    required = schema.get("required", [])
+    if not isinstance(properties, dict) or not isinstance(required, list):
+        return None
+    if not all(isinstance(name, str) for name in required) or len(set(required)) != len(required):
+        return None
+    fields: dict[str, Check] = {}
+    for name, prop in properties.items():
+        check = _fast_property(prop)
+        if check is None:
+            return None
+        fields[name] = check
+    needed = tuple(required)
+
+    def check_answer(answer: dict[str, Any]) -> bool:
+        for name in needed:
+            if name not in answer:
+                return False
+        for name, value in answer.items():
+            field_check = fields.get(name) if isinstance(name, str) else None
+            if field_check is None or not field_check(value):
+                return False
+        return True
+
+    return check_answer
 
 
 def _describe(error: ValidationError) -> tuple[str | None, str]:
@@ -99,7 +287,10 @@ def validate_answer(schema: dict[str, Any], content: Any, *, fill_defaults: bool
     if not isinstance(content, dict):
         raise InvalidAnswer([(None, f"content must be an object, got {type(content).__name__}")], content)
     answer: dict[str, Any] = apply_defaults(schema, content) if fill_defaults else content
-    errors = sorted(_validator(schema).iter_errors(answer), key=lambda e: list(e.absolute_path))
+    validator, fast = _compiled(schema)
+    if fast is not None and fast(answer):
+        return answer
+    errors = sorted(validator.iter_errors(answer), key=lambda e: list(e.absolute_path))
     if errors:
         raise InvalidAnswer([_describe(e) for e in errors], answer)
     return answer

@@ -15,9 +15,11 @@ import enum
 import functools
 import types
 import typing
+from collections import OrderedDict
 from typing import Any, Literal, get_args, get_origin
 
 import annotated_types as at
+import orjson
 from pydantic import AnyUrl, BaseModel, PydanticUndefinedAnnotation, TypeAdapter, create_model
 from pydantic.fields import FieldInfo
 
@@ -70,12 +72,44 @@ def _before_2025_11_25(version: str) -> bool:
 # ----------------------------------------------------------------------------- the gate
 
 
+_VERDICTS: OrderedDict[tuple[bytes, str, bool], tuple[tuple[str | None, str], ...]] = OrderedDict()
+_VERDICTS_SIZE = 512
+
+
 def check_schema(schema: Any, version: str = LATEST_LEGACY, *, strict: bool = True) -> None:
     """Raise :class:`SchemaError` naming every field outside the subset for ``version``.
 
     ``strict`` (servers) refuses unknown keywords too; clients pass ``strict=False`` to tolerate
     harmless annotations (``x-...``, ``examples``) while still refusing anything structural.
+
+    A schema is judged once per version and strictness: the verdict is kept (for the last 512
+    schemas, keyed by their canonical JSON), since the same form is asked again and again.
     """
+    if not isinstance(schema, dict):
+        _check_schema(schema, version, strict)
+        return
+    try:
+        key = (orjson.dumps(schema, option=orjson.OPT_SORT_KEYS), version, strict)
+    except TypeError:  # not plain JSON (the gate will say what): nothing to key a verdict by
+        _check_schema(schema, version, strict)
+        return
+    verdict = _VERDICTS.get(key)
+    if verdict is None:
+        try:
+            _check_schema(schema, version, strict)
+            verdict = ()
+        except SchemaError as exc:
+            verdict = tuple(exc.problems)
+        _VERDICTS[key] = verdict
+        if len(_VERDICTS) > _VERDICTS_SIZE:
+            _VERDICTS.popitem(last=False)
+    else:
+        _VERDICTS.move_to_end(key)
+    if verdict:
+        raise SchemaError(list(verdict))
+
+
+def _check_schema(schema: Any, version: str, strict: bool) -> None:
     problems: list[tuple[str | None, str]] = []
     if not isinstance(schema, dict):
         raise SchemaError([(None, "requestedSchema must be an object")])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from elicitkit.elicitation.errors import SchemaError
@@ -17,6 +18,10 @@ if TYPE_CHECKING:
     from elicitkit.server.framework import Server
 
 T = TypeVar("T")
+
+
+async def _raise(exc: Exception) -> Any:
+    raise exc
 
 
 class Context:
@@ -91,7 +96,7 @@ class Context:
     # -- asking the user ------------------------------------------------------------
 
     @overload
-    async def elicit(
+    def elicit(
         self,
         message: str,
         schema: type[T],
@@ -99,10 +104,10 @@ class Context:
         timeout: float | None = None,
         max_attempts: int = 1,
         key: str | None = None,
-    ) -> ElicitationResult[T]: ...
+    ) -> Coroutine[Any, Any, ElicitationResult[T]]: ...
 
     @overload
-    async def elicit(
+    def elicit(
         self,
         message: str,
         schema: Any,
@@ -110,9 +115,9 @@ class Context:
         timeout: float | None = None,
         max_attempts: int = 1,
         key: str | None = None,
-    ) -> ElicitationResult[Any]: ...
+    ) -> Coroutine[Any, Any, ElicitationResult[Any]]: ...
 
-    async def elicit(
+    def elicit(
         self,
         message: str,
         schema: Any,
@@ -120,8 +125,8 @@ class Context:
         timeout: float | None = None,
         max_attempts: int = 1,
         key: str | None = None,
-    ) -> ElicitationResult[Any]:
-        """Ask the user mid-call. ``schema``: a flat pydantic model, or a scalar type to ask for one value.
+    ) -> Coroutine[Any, Any, ElicitationResult[Any]]:
+        """Ask the user mid-call (await it). ``schema``: a flat pydantic model, or a scalar type to ask for one value.
 
         Returns :class:`AcceptedElicitation` (``.data`` validated, typed), :class:`DeclinedElicitation`
         or :class:`CancelledElicitation`. Raises :class:`SchemaError` (bad schema, nothing sent),
@@ -132,10 +137,15 @@ class Context:
         On a 2026-07-28 connection the call ends with the question and runs again when the answer
         comes back: the code before each question must be safe to re-run (see
         :mod:`elicitkit.server.mrtr`). ``key`` names the question there (default ``q1``, ``q2``...).
+
+        (A plain method handing back the asking coroutine, so a question that waits for a person
+        keeps no frame of this method alive; errors still surface when it is awaited.)
         """
-        return await _elicit.ask_form(
-            self._request, message, form_for(schema), timeout=timeout, max_attempts=max_attempts, key=key
-        )
+        try:
+            form = form_for(schema)
+        except Exception as exc:  # a bad schema: raised where the question is awaited, as always
+            return _raise(exc)
+        return _elicit.ask_form(self._request, message, form, timeout=timeout, max_attempts=max_attempts, key=key)
 
     async def request_elicitation(
         self, message: str, requested_schema: dict[str, Any], *, timeout: float | None = None

@@ -12,7 +12,7 @@ import contextvars
 import inspect
 import logging
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal, TypeVar
 
 import anyio
@@ -290,7 +290,8 @@ class Server(LowLevelServer):
     async def _list_tools(self, ctx: RequestContext) -> JSON:
         return self._page(list(self.tools.values()), ctx.params, "tools")
 
-    async def _call_tool(self, ctx: RequestContext) -> JSON:
+    def _call_tool(self, ctx: RequestContext) -> Awaitable[JSON]:
+        """Checks, then the coroutine that runs the tool (no frame of ours stays around it)."""
         name = ctx.params.get("name")
         tool = self.tools.get(name) if isinstance(name, str) else None
         if tool is None:
@@ -301,7 +302,7 @@ class Server(LowLevelServer):
         if not isinstance(arguments, dict):
             raise MCPError(INVALID_PARAMS, "tools/call: arguments must be an object")
         self._open_round(ctx, "tools/call")
-        return await self.run_tool(tool, arguments, ctx)
+        return self.run_tool(tool, arguments, ctx)
 
     async def run_tool(self, tool: Tool, arguments: dict[str, Any], ctx: RequestContext) -> JSON:
         """Validate, call, render; every failure of the tool itself becomes an ``isError`` result."""

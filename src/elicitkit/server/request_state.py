@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import hmac
 import json
+import math
 import os
 import re
 import secrets
@@ -31,6 +33,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
+import orjson
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -85,8 +88,26 @@ def canonical_json(value: Any) -> bytes:
     ``true`` stay distinct. Lone surrogates (valid in Python JSON, not in UTF-8) are encoded
     with ``surrogatepass`` so hostile arguments cannot crash the binding computation.
     """
+    try:
+        fast = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # lone surrogates, non-string keys, huge integers...: the careful path decides
+        fast = None
+    # orjson writes NaN and infinities as null, which must be refused (the careful path raises).
+    if fast is not None and (b"null" not in fast or _finite(value)):
+        return fast
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     return text.encode("utf-8", "surrogatepass")
+
+
+def _finite(value: Any) -> bool:
+    """No NaN or infinity anywhere inside ``value``."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return all(_finite(v) for v in value)
+    return True
 
 
 def digest_arguments(arguments: Mapping[str, Any] | None) -> str:
@@ -451,6 +472,7 @@ class AeadStateCodec:
 # -- helpers ------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=64)
 def _header_aad(kid: str) -> bytes:
     return canonical_json(["elicitkit/requestState", TOKEN_VERSION, kid])
 

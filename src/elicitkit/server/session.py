@@ -9,6 +9,7 @@ other request to the handler the server registered for its method.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from elicitkit.peer import IncomingRequest, Peer, Send
@@ -27,6 +28,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger("elicitkit.server")
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+async def _ready(result: JSON) -> JSON:
+    return result
 
 
 class RequestContext:
@@ -84,10 +89,15 @@ class RequestContext:
         threshold = self.envelope.log_level if self.envelope is not None else self.session.log_level
         await self.session.log(level, data, logger_name, related=self.request.id, threshold=threshold)
 
-    async def send_request(
+    def send_request(
         self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
-    ) -> JSON:
-        return await self.session.send_request(method, params, timeout=timeout, related=self.request.id)
+    ) -> Coroutine[Any, Any, JSON]:
+        """A request to the client on behalf of this one (await it).
+
+        A plain function handing back the peer's coroutine: a request parked on a person keeps
+        every frame it waits in, and a pass-through frame here would be one more for nothing.
+        """
+        return self.session.send_request(method, params, timeout=timeout, related=self.request.id)
 
     def close_sse_stream(self, retry_ms: int = 1000) -> bool:
         """HTTP only: drop this request's SSE connection so the client polls back for the rest.
@@ -143,24 +153,31 @@ class ServerSession:
 
     # -- dispatch --------------------------------------------------------------------
 
-    async def _on_request(self, request: IncomingRequest) -> JSON:
+    def _on_request(self, request: IncomingRequest) -> Awaitable[JSON]:
+        """Route one request: the awaitable that answers it (errors may be raised right here).
+
+        Not a coroutine of its own, so a long-running handler (one waiting for a person) does not
+        keep a routing frame alive underneath it; the peer awaits what comes back.
+        """
         if self.stateless or has_envelope(request.params):
-            return await self._serve_modern(request)
+            return self._serve_modern(request)
         method = request.method
         if method == INITIALIZE:
-            return self.handshake.initialize(
-                request.params,
-                server_info=self.server.server_info,
-                capabilities=self.server.capabilities(),
-                instructions=self.server.instructions,
+            return _ready(
+                self.handshake.initialize(
+                    request.params,
+                    server_info=self.server.server_info,
+                    capabilities=self.server.capabilities(),
+                    instructions=self.server.instructions,
+                )
             )
         if method == PING:
-            return {}
+            return _ready({})
         self.handshake.admit(method)
         handler = self.server.request_handlers.get(method)
         if handler is None:
             raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")
-        return await handler(RequestContext(request, self))
+        return handler(RequestContext(request, self))
 
     async def _serve_modern(self, request: IncomingRequest) -> JSON:
         """A 2026-07-28 request: checked in the spec's order, served without any session state.
@@ -190,15 +207,16 @@ class ServerSession:
 
     # -- the way back ----------------------------------------------------------------
 
-    async def send_request(
+    def send_request(
         self,
         method: str,
         params: dict[str, Any] | None = None,
         *,
         timeout: float | None = None,
         related: RequestId | None = None,
-    ) -> JSON:
-        return await self.peer.request(method, params, timeout=timeout, related=related)
+    ) -> Coroutine[Any, Any, JSON]:
+        """A request to the client (await it); the peer's own coroutine, no frame of ours around it."""
+        return self.peer.request(method, params, timeout=timeout, related=related)
 
     async def send_notification(
         self, method: str, params: dict[str, Any] | None = None, *, related: RequestId | None = None

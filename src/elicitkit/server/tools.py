@@ -8,10 +8,11 @@ injected and never appear in the schema. Arguments are validated before the body
 
 from __future__ import annotations
 
+import functools
 import inspect
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, get_args, get_origin, get_type_hints
 
@@ -107,7 +108,7 @@ class FunctionPlan:
     description: str | None
     return_annotation: Any
 
-    @property
+    @functools.cached_property
     def is_async(self) -> bool:
         return inspect.iscoroutinefunction(self.fn)
 
@@ -116,9 +117,14 @@ class FunctionPlan:
         model = self.arguments_model.model_validate(arguments)
         return {name: getattr(model, name) for name in type(model).model_fields}
 
-    async def invoke(self, values: dict[str, Any], *, thread: bool = False) -> Any:
+    def invoke(self, values: dict[str, Any], *, thread: bool = False) -> Awaitable[Any]:
+        """Call the function (await the result). An async function's own coroutine comes back
+        as is: no frame of ours stays around it while it runs (or waits for a person)."""
         if self.is_async:
-            return await self.fn(**values)
+            return self.fn(**values)  # type: ignore[no-any-return]
+        return self._invoke_sync(values, thread)
+
+    async def _invoke_sync(self, values: dict[str, Any], thread: bool) -> Any:
         if thread:
             # abandon_on_cancel: a timeout or cancellation answers now; the thread finishes alone.
             return await anyio.to_thread.run_sync(lambda: self.fn(**values), abandon_on_cancel=True)

@@ -33,6 +33,11 @@ logger = logging.getLogger("elicitkit.http.client")
 ACCEPT = "application/json, text/event-stream"
 DEFAULT_RETRY_MS = 1000
 MAX_RESUME_ATTEMPTS = 5
+# Responses and notifications (answered 202 at once) share at most this many POSTs at a time, so
+# thousands of questions answered together reuse a few kept-alive connections instead of
+# opening one socket each next to the thousands of response streams still open.
+MAX_CONCURRENT_ANSWERS = 64
+ANSWER_ATTEMPTS = 3
 
 
 class StreamableHTTPTransport:
@@ -49,6 +54,7 @@ class StreamableHTTPTransport:
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         standalone_stream: bool = True,
         terminate_on_close: bool = True,
+        max_connections: int = 0,
     ) -> None:
         self.url = url
         self.extra_headers = dict(headers or {})
@@ -56,6 +62,11 @@ class StreamableHTTPTransport:
         self.max_message_bytes = max_message_bytes
         self.standalone_stream = standalone_stream
         self.terminate_on_close = terminate_on_close
+        # 0: no limit. Every call that is waiting on a person holds its SSE response (one
+        # connection) open, and the answer to its question needs a connection of its own: a
+        # pool limit would stall every call past it, and with enough parked questions, the
+        # answers too.
+        self.max_connections = max_connections
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self._http: aiohttp.ClientSession | None = None
@@ -63,6 +74,7 @@ class StreamableHTTPTransport:
         self._feed: Feed | None = None
         self._listening = False
         self.stateless = False
+        self._answers: anyio.Semaphore | None = None
 
     def set_stateless(self, stateless: bool) -> None:
         """Stateless: forget and ignore session ids, open no GET stream, resume nothing, DELETE nothing."""
@@ -108,7 +120,7 @@ class StreamableHTTPTransport:
 
     @asynccontextmanager
     async def open(self, feed: Feed, on_close: OnClose) -> AsyncIterator[Send]:
-        connector = aiohttp.TCPConnector(limit=256, force_close=False, enable_cleanup_closed=True)
+        connector = aiohttp.TCPConnector(limit=self.max_connections, force_close=False, enable_cleanup_closed=True)
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.connect_timeout)
         self._feed = feed
         async with aiohttp.ClientSession(connector=connector, timeout=timeout, auto_decompress=False) as http:
@@ -145,18 +157,13 @@ class StreamableHTTPTransport:
         merged = self._headers()
         if headers:
             merged.update(headers)
+        if request_id is None:
+            await self._send_answer(message, merged)
+            return
         resp = await self._http.post(self.url, data=encode(message), headers=merged)
         if not self.stateless and self.session_id is None and "mcp-session-id" in resp.headers:
             self.session_id = resp.headers["mcp-session-id"]
         ctype = resp.headers.get("content-type", "")
-        if request_id is None:  # notification or response: expect 202
-            body = await resp.read()
-            resp.release()
-            if resp.status >= 400:
-                logger.warning(
-                    "server refused a %s: HTTP %d %s", message.get("method", "response"), resp.status, body[:200]
-                )
-            return
         if ctype.startswith("text/event-stream") and resp.status < 400:
             self._tg.start_soon(self._read_sse, resp, request_id)
             return
@@ -169,6 +176,30 @@ class StreamableHTTPTransport:
             except orjson.JSONDecodeError:
                 pass
         await self._lost(request_id, f"HTTP {resp.status} without a JSON-RPC answer: {body[:200]!r}")
+
+    async def _send_answer(self, message: JSON, headers: dict[str, str]) -> None:
+        """A response or notification: one POST (expect 202), a few at a time, retried if the
+        connection fails (an answer lost here would leave the server's question waiting)."""
+        assert self._http is not None
+        if self._answers is None:
+            self._answers = anyio.Semaphore(MAX_CONCURRENT_ANSWERS)
+        data = encode(message)
+        async with self._answers:
+            for attempt in range(1, ANSWER_ATTEMPTS + 1):
+                try:
+                    async with self._http.post(self.url, data=data, headers=headers) as resp:
+                        if not self.stateless and self.session_id is None and "mcp-session-id" in resp.headers:
+                            self.session_id = resp.headers["mcp-session-id"]
+                        body = await resp.read()
+                except aiohttp.ClientConnectionError:
+                    if attempt == ANSWER_ATTEMPTS:
+                        raise
+                    await anyio.sleep(0.05 * attempt)
+                    continue
+                if resp.status >= 400:
+                    what = message.get("method", "response")
+                    logger.warning("server refused a %s: HTTP %d %s", what, resp.status, body[:200])
+                return
 
     async def _deliver(self, obj: Any) -> None:
         assert self._feed is not None

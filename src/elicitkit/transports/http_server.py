@@ -13,10 +13,11 @@ the answer becomes an SSE stream, with event ids so a dropped connection can be 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import functools
 import logging
 import secrets
-from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -85,11 +86,15 @@ def _hostname(value: str) -> str:
 
 
 class _Stream:
-    """The outgoing messages of one request (or of the standalone GET stream), replayable."""
+    """The outgoing messages of one request (or of the standalone GET stream), replayable.
+
+    Kept small (a parked question holds one for as long as a person takes to answer): the
+    events are a list, and waiting is a future per waiter, made only while someone waits.
+    """
 
     __slots__ = (
+        "_waiting",
         "answering",
-        "changed",
         "delivered",
         "detach_retry_ms",
         "done",
@@ -105,7 +110,7 @@ class _Stream:
     def __init__(self, key: str, request_id: RequestId | None) -> None:
         self.key = key
         self.request_id = request_id
-        self.events: deque[tuple[int, bytes, bool]] = deque()  # (seq, json, is_final)
+        self.events: list[tuple[int, bytes, bool]] = []  # (seq, json, is_final)
         self.next_seq = 1
         self.done = False
         self.delivered = 0  # highest seq a live listener has written out
@@ -114,7 +119,7 @@ class _Stream:
         self.public_id: RequestId | None = None  # 2026: the client's own id (the session uses its own)
         self.status = 200  # 2026: the HTTP status of a JSON answer (errors map to 400/404)
         self.answering = True  # the POST has not yet chosen between a JSON and an SSE answer
-        self.changed = anyio.Event()
+        self._waiting: list[asyncio.Future[None]] | None = None
 
     def push(self, payload: bytes, final: bool) -> None:
         self.events.append((self.next_seq, payload, final))
@@ -129,15 +134,50 @@ class _Stream:
         self.notify()
 
     def notify(self) -> None:
-        """Wake every waiter: the notifier swaps the event, so no waiter is ever left behind."""
-        woken, self.changed = self.changed, anyio.Event()
-        woken.set()
+        """Wake every waiter."""
+        waiting, self._waiting = self._waiting, None
+        for change in waiting or ():
+            if not change.done():
+                change.set_result(None)
 
-    async def wait(self) -> None:
-        await self.changed.wait()
+    async def wait(self, timeout: float | None = None) -> None:
+        """Until the next :meth:`notify` (or ``timeout`` seconds): waiters re-check their condition.
+
+        Each waiter has a future of its own, so one being cancelled (its client went away)
+        cannot cancel another's wait.
+        """
+        loop = asyncio.get_running_loop()
+        change: asyncio.Future[None] = loop.create_future()
+        if self._waiting is None:
+            self._waiting = [change]
+        else:
+            self._waiting.append(change)
+        if timeout is None:
+            await change
+            return
+        timer = loop.call_later(timeout, _wake, change)
+        try:
+            await change
+        finally:
+            timer.cancel()
 
     def after(self, seq: int) -> list[tuple[int, bytes, bool]]:
         return [e for e in self.events if e[0] > seq]
+
+
+def _is_decided(stream: _Stream) -> bool:
+    """A POST can choose its answer: a message came, the request ended, or close_stream() was called."""
+    return bool(stream.events) or stream.done or stream.detach_retry_ms is not None
+
+
+async def _decided(stream: _Stream) -> None:
+    while not _is_decided(stream):
+        await stream.wait()
+
+
+def _wake(change: asyncio.Future[None]) -> None:
+    if not change.done():
+        change.set_result(None)
 
 
 @dataclass(eq=False)
@@ -202,12 +242,14 @@ class HTTPSession:
                     stream.status = _MODERN_ERROR_STATUS.get(error.get("code"), 200)  # type: ignore[arg-type]
             stream.push(encode(message), True)
             return
-        payload = encode(message)
+        # A copy, not orjson's own buffer: that keeps ~4 KiB of spare capacity, and this payload
+        # stays in the stream (replayable) for as long as the request runs.
+        payload = bytes(memoryview(encode(message)))
         stream = self.streams.get(related) if related is not None else None
         target = stream if stream is not None and not stream.done else self.standalone
         target.push(payload, False)
         if target is self.standalone and len(target.events) > 1000:
-            target.events.popleft()
+            del target.events[0]
 
 
 # ----------------------------------------------------------------------------- the app
@@ -328,7 +370,15 @@ class StreamableHTTPHandler:
             await _plain(send, 405, "2026-07-28 has no GET stream and no sessions", [(b"allow", b"POST")])
             return
         if method == "POST":
-            await self._post(scope, receive, send, headers)
+            answer = await self._post(scope, receive, send, headers)
+            # Only what the answer needs lives on while it waits (for a person, maybe): not the
+            # headers, the body or the decoded message.
+            del headers
+            if answer is not None:
+                hs, stream, modern = answer
+                with_ids = await self._answer(hs, stream, receive, send, modern=modern)
+                if with_ids is not None:
+                    await self._pump(hs, stream, 0, receive, send, with_ids=with_ids)
         elif method == "GET":
             await self._get(receive, send, headers)
         elif method == "DELETE":
@@ -370,32 +420,34 @@ class StreamableHTTPHandler:
 
     # -- POST -----------------------------------------------------------------------
 
-    async def _post(self, scope: Scope, receive: Receive, send: ASGISend, headers: dict[str, str]) -> None:
+    async def _post(
+        self, scope: Scope, receive: Receive, send: ASGISend, headers: dict[str, str]
+    ) -> tuple[HTTPSession, _Stream, bool] | None:
+        """Check and feed one POST; returns what :meth:`_answer` needs when a response must wait."""
         accept = headers.get("accept", "")
         if not (("application/json" in accept and "text/event-stream" in accept) or "*/*" in accept):
             await _error(send, 406, INVALID_REQUEST, "Accept must list application/json and text/event-stream")
-            return
+            return None
         if not headers.get("content-type", "").lower().startswith("application/json"):
             await _error(send, 415, INVALID_REQUEST, "Content-Type must be application/json")
-            return
+            return None
         body = await _read_body(receive, self.max_message_bytes)
         if body is None:
             await _error(send, 413, INVALID_REQUEST, f"message exceeds the {self.max_message_bytes}-byte limit")
-            return
+            return None
         try:
             obj = decode(body, self.max_message_bytes)
             message = parse(obj)
         except InvalidMessage as exc:
             await _json(send, 400, exc.to_wire())
-            return
+            return None
         session_id = headers.get("mcp-session-id")
         version = headers.get("mcp-protocol-version")
         if _is_modern(message, version, session_id):  # 2026 has no sessions: a stray Mcp-Session-Id is ignored
-            await self._post_modern(message, obj, headers, receive, send)
-            return
+            return await self._post_modern(message, obj, headers, send)
         if version is not None and version not in SUPPORTED_VERSIONS:
             await _error(send, 400, INVALID_REQUEST, f"unsupported MCP-Protocol-Version {version!r}", _id(message))
-            return
+            return None
 
         request = message if isinstance(message, Request) else None
         if request is not None and request.method == "initialize":
@@ -404,37 +456,37 @@ class StreamableHTTPHandler:
             await _error(
                 send, 400, INVALID_REQUEST, "missing Mcp-Session-Id header; send initialize first", _id(message)
             )
-            return
+            return None
         else:
             found = self.sessions.get(session_id)
             if found is None:
                 await _error(send, 404, INVALID_REQUEST, "unknown or terminated session", _id(message))
-                return
+                return None
             hs = found
 
         if request is None:  # notification or response: accepted, nothing to say back
             await hs.session.peer.feed(obj)
             await send({"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"0")]})
             await send({"type": "http.response.body", "body": b""})
-            return
+            return None
 
         request_id = request.id
         if request_id in hs.streams:
             err = ErrorResponse(request_id, MCPError(INVALID_REQUEST, f"request id {request_id!r} is already in use"))
             await _json(send, 400, err.to_wire())
-            return
+            return None
         stream = hs.open_stream(request_id)
         await hs.session.peer.feed(obj)
-        await self._answer(hs, stream, receive, send)
+        return hs, stream, False
 
     async def _post_modern(
-        self, message: Any, obj: JSON, headers: dict[str, str], receive: Receive, send: ASGISend
-    ) -> None:
+        self, message: Any, obj: JSON, headers: dict[str, str], send: ASGISend
+    ) -> tuple[HTTPSession, _Stream, bool] | None:
         """A 2026-07-28 POST: no session; envelope (-32602) and header (-32020) checks come first."""
         if not isinstance(message, Request):
             await send({"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"0")]})
             await send({"type": "http.response.body", "body": b""})
-            return
+            return None
         try:
             envelope = read_envelope(message.params)
             params = message.params or {}
@@ -445,13 +497,13 @@ class StreamableHTTPHandler:
             check_headers(headers, message.method, params, envelope.protocol_version, header_params)
         except MCPError as exc:
             await _json(send, 400, ErrorResponse(message.id, exc).to_wire())
-            return
+            return None
         hs = await self._stateless_session()
         internal = hs.next_internal_id()
         stream = hs.open_stream(internal)
         stream.public_id = message.id
         await hs.session.peer.feed({**obj, "id": internal})
-        await self._answer(hs, stream, receive, send, modern=True)
+        return hs, stream, True
 
     async def _stateless_session(self) -> HTTPSession:
         """The one session every 2026 request goes through (ids are remapped per request)."""
@@ -465,39 +517,41 @@ class StreamableHTTPHandler:
 
     async def _answer(
         self, hs: HTTPSession, stream: _Stream, receive: Receive, send: ASGISend, *, modern: bool = False
-    ) -> None:
-        """Wait for the first outgoing message: the response alone -> JSON, anything else -> SSE."""
-        session_headers = [] if modern else [(b"mcp-session-id", hs.session_id.encode())]
+    ) -> bool | None:
+        """Wait for the first outgoing message: the response alone -> JSON, anything else -> SSE.
 
-        async def decided() -> None:  # a message, the end, or a close_stream() before any message
-            while not (stream.events or stream.done or stream.detach_retry_ms is not None):
-                await stream.wait()
-
-        if not stream.events:
+        Returns None when the answer is complete, or, for an SSE answer whose headers went out,
+        whether its events carry ids: the caller then pumps the stream (:meth:`_pump`), so this
+        frame is gone while the stream waits (for a person's answer, say).
+        """
+        if not _is_decided(stream):
             # Most answers come at once: wait a moment without the cost of a disconnect watcher
-            # (a task group and a task per request), and only then watch for the client leaving.
-            with anyio.move_on_after(_QUICK_ANSWER_SECONDS):
-                await decided()
-        if not (stream.events or stream.done or stream.detach_retry_ms is not None):
-            disconnected = await _wait_or_disconnect(decided, receive)
+            # (a task per request), and only then watch for the client leaving.
+            loop = asyncio.get_running_loop()
+            give_up = loop.time() + _QUICK_ANSWER_SECONDS
+            while not _is_decided(stream) and (left := give_up - loop.time()) > 0:
+                await stream.wait(left)
+        session_headers = [] if modern else [(b"mcp-session-id", hs.session_id.encode())]
+        if not _is_decided(stream):
+            disconnected = await _wait_or_disconnect(functools.partial(_decided, stream), receive)
             if disconnected:
                 stream.answering = False
                 stream.detach_retry_ms = None
                 if modern and stream.request_id is not None:  # 2026: closing the connection cancels
                     hs.session.peer.cancel_incoming(stream.request_id)
                     hs.drop_stream(stream)
-                    return
+                    return None
                 if stream.done:
                     hs.drop_stream(stream)
                 else:
                     self._retire_when_done(hs, stream)
-                return
+                return None
         stream.answering = False
         if not stream.events and stream.done:  # cancelled before it said anything: an empty stream, then done
             hs.drop_stream(stream)
             await send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *session_headers]})
             await send({"type": "http.response.body", "body": b""})
-            return
+            return None
         first = stream.events[0] if stream.events else None  # None: closed early, so SSE with a priming event
         if self.json_response and first is not None and first[2]:
             hs.drop_stream(stream)
@@ -509,7 +563,7 @@ class StreamableHTTPHandler:
                 }
             )
             await send({"type": "http.response.body", "body": first[1]})
-            return
+            return None
         await send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *session_headers]})
         priming = not modern and self._wants_priming(hs)
         if not priming:
@@ -518,7 +572,7 @@ class StreamableHTTPHandler:
             await send(
                 {"type": "http.response.body", "body": sse_event(b"", event_id=f"{stream.key}/0"), "more_body": True}
             )
-        await self._pump(hs, stream, 0, receive, send, with_ids=priming)
+        return priming
 
     def _wants_priming(self, hs: HTTPSession) -> bool:
         version = hs.session.protocol_version or ""
@@ -539,16 +593,19 @@ class StreamableHTTPHandler:
     async def _pump(
         self, hs: HTTPSession, stream: _Stream, cursor: int, receive: Receive, send: ASGISend, *, with_ids: bool
     ) -> None:
-        """Write the stream's events after ``cursor`` as SSE until its final event (or a disconnect)."""
+        """Write the stream's events after ``cursor`` as SSE until its final event (or a disconnect).
+
+        One loop in this frame, and one watcher task: a stream parked on a person's answer holds
+        both for as long as it waits, so nothing else (no closure, no task group) is kept alive.
+        """
         stream.listeners += 1
         finished = False
-
-        async def write() -> None:
-            nonlocal cursor, finished
+        watch = _DisconnectWatch(receive)
+        try:
             while True:
                 if stream.done and cursor >= stream.next_seq - 1:
                     finished = True  # ended without a response (cancelled): close the stream
-                    return
+                    break
                 for seq, payload, final in stream.after(cursor):
                     event_id = f"{stream.key}/{seq}" if with_ids else None
                     await send(
@@ -558,7 +615,9 @@ class StreamableHTTPHandler:
                     stream.delivered = seq
                     if final:
                         finished = True
-                        return
+                        break
+                if finished:
+                    break
                 if stream.detach_retry_ms is not None:
                     retry = stream.detach_retry_ms
                     stream.detach_retry_ms = None
@@ -566,12 +625,13 @@ class StreamableHTTPHandler:
                     await send(
                         {"type": "http.response.body", "body": f"retry: {retry}\n\n".encode(), "more_body": False}
                     )
-                    return
+                    break
                 await stream.wait()
-
-        try:
-            await _wait_or_disconnect(write, receive)
+        except asyncio.CancelledError:
+            if not watch.was_disconnect():
+                raise
         finally:
+            watch.stop()
             stream.listeners -= 1
         if finished:
             if stream is not hs.standalone:
@@ -666,24 +726,59 @@ async def _read_body(receive: Receive, limit: int) -> bytes | None:
             return b"".join(chunks)
 
 
+class _DisconnectWatch:
+    """Watches one request's ``receive()`` for ``http.disconnect`` and then cancels the task that
+    made it. One plain asyncio task (named for :func:`_wait_or_disconnect`), nothing more: a
+    request parked on a person holds it for minutes. Use as::
+
+        watch = _DisconnectWatch(receive)
+        try:
+            ...  # wait for things
+        except asyncio.CancelledError:
+            if not watch.was_disconnect():
+                raise
+        finally:
+            watch.stop()
+    """
+
+    __slots__ = ("gone", "runner", "watcher")
+
+    def __init__(self, receive: Receive) -> None:
+        runner = asyncio.current_task()
+        assert runner is not None
+        self.runner = runner
+        self.gone = False
+        self.watcher = asyncio.get_running_loop().create_task(
+            self._watch(receive), name="_wait_or_disconnect.<locals>.watch"
+        )
+
+    async def _watch(self, receive: Receive) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                self.gone = True
+                self.runner.cancel()
+                return
+
+    def was_disconnect(self) -> bool:
+        """In an ``except CancelledError``: True (and the cancellation undone) if we caused it."""
+        return self.gone and self.runner.uncancel() == 0
+
+    def stop(self) -> None:
+        self.watcher.cancel()  # it ends at the loop's next turn; nothing to wait for
+
+
 async def _wait_or_disconnect(fn: Callable[[], Awaitable[None]], receive: Receive) -> bool:
     """Run ``fn`` until it returns or the client goes away; True if the client went away."""
-    gone = False
-    async with anyio.create_task_group() as tg:
-
-        async def watch() -> None:
-            nonlocal gone
-            while True:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    gone = True
-                    tg.cancel_scope.cancel()
-                    return
-
-        tg.start_soon(watch)
+    watch = _DisconnectWatch(receive)
+    try:
         await fn()
-        tg.cancel_scope.cancel()
-    return gone
+    except asyncio.CancelledError:
+        if not watch.was_disconnect():
+            raise
+    finally:
+        watch.stop()
+    return watch.gone
 
 
 async def _json(send: ASGISend, status: int, body: JSON, extra: list[tuple[bytes, bytes]] | None = None) -> None:
@@ -725,6 +820,37 @@ def create_app(server: LowLevelServer, *, path: str = "/mcp", **options: Any) ->
     return app
 
 
+class _Endpoint:
+    """The endpoint alone as an ASGI app: ``path`` goes to the handler, anything else is a 404.
+
+    What :func:`serve_http_background` and :func:`serve_http` run. A request passes through no
+    middleware or router on its way in: each of those is a coroutine frame (or several) per
+    request, and a request parked on a person holds them for as long as it waits.
+    :func:`create_app` is the mountable Starlette app, for everything else.
+    """
+
+    def __init__(self, handler: StreamableHTTPHandler, path: str) -> None:
+        self.handler = handler
+        self.path = path
+
+    def __call__(self, scope: Scope, receive: Receive, send: ASGISend) -> Awaitable[None]:
+        # A plain function returning the handler's coroutine: no frame of ours per request.
+        kind = scope["type"]
+        if kind == "http" and scope["path"] != self.path:
+            return _plain(send, 404, "Not Found")
+        if kind in ("http", "lifespan"):
+            return self.handler(scope, receive, send)
+        return _nothing()
+
+
+async def _nothing() -> None:
+    return None
+
+
+def _serving_app(server: LowLevelServer, path: str, options: dict[str, Any]) -> _Endpoint:
+    return _Endpoint(StreamableHTTPHandler(server, **options), path)
+
+
 class HTTPServerHandle:
     """A running uvicorn server: its URL, and how to stop it."""
 
@@ -743,8 +869,10 @@ async def serve_http_background(
     """Run uvicorn in this event loop for the duration of the block (port 0: pick a free one)."""
     import uvicorn
 
-    app = create_app(server, path=path, **options)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", access_log=False)
+    app = _serving_app(server, path, options)
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", lifespan="on", access_log=False, interface="asgi3"
+    )
     userver = uvicorn.Server(config)
     async with anyio.create_task_group() as tg:
         tg.start_soon(userver.serve)
@@ -772,8 +900,8 @@ async def serve_http(
         def capture_signals(self) -> Iterator[None]:
             yield  # signals are ours: uvicorn would re-raise them after shutting down
 
-    app = create_app(server, path=path, **options)
-    userver = _Uvicorn(uvicorn.Config(app, host=host, port=port, log_level="info", lifespan="on"))
+    app = _serving_app(server, path, options)
+    userver = _Uvicorn(uvicorn.Config(app, host=host, port=port, log_level="info", lifespan="on", interface="asgi3"))
     async with anyio.create_task_group() as tg:
 
         async def stop_on_signal() -> None:
