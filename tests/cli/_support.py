@@ -15,17 +15,13 @@ import os
 import shlex
 import subprocess
 import sys
-import tempfile
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-import pytest
-
-from interop.support import accepts_connections, free_port, stop_process
+from interop.support import serve_on_free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -147,29 +143,5 @@ def http_server(argv_for_port: Callable[[int], list[str]], name: str) -> Iterato
 
     The server is stopped on the way out (SIGTERM, then SIGKILL) unless the caller did already.
     """
-    with tempfile.TemporaryFile() as log:
-        for _attempt in range(3):  # a free port can be taken between probing and binding it
-            port = free_port()
-            proc = subprocess.Popen(
-                argv_for_port(port),
-                cwd=ROOT,
-                env=child_env(),
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-            try:
-                deadline = time.monotonic() + STARTUP_TIMEOUT
-                while proc.poll() is None and time.monotonic() < deadline and not accepts_connections(port):
-                    time.sleep(0.05)
-                if proc.poll() is not None:
-                    continue  # died while starting (port clash?): try another port
-                if not accepts_connections(port):
-                    break  # alive but not serving: give up
-                yield Served(f"http://127.0.0.1:{port}/mcp", port, proc, log)
-                return
-            finally:
-                stop_process(proc)
-        log.seek(0)
-        output = log.read().decode(errors="replace")
-    pytest.fail(f"{name} did not start serving HTTP; its output:\n{output[-4000:]}")
+    with serve_on_free_port(argv_for_port, name, cwd=ROOT, env=child_env()) as (port, proc, log):
+        yield Served(f"http://127.0.0.1:{port}/mcp", port, proc, log)

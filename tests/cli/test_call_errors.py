@@ -15,7 +15,9 @@ from typing import Any
 
 import pytest
 
-from ._support import ASKING_SERVER, ELICITATION, EXAMPLES, Call, Ran, free_port, run_batch, server_command
+from interop.support import free_port
+
+from ._support import ASKING_SERVER, ELICITATION, EXAMPLES, Call, Ran, run_batch, server_command
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -11,8 +11,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -49,16 +50,22 @@ def stop_process(proc: subprocess.Popen[bytes], grace: float = 5.0) -> None:
 
 
 @contextlib.contextmanager
-def http_server_process(script: Path) -> Iterator[str]:
-    """Run ``script http PORT`` on a free port; yield its MCP URL once it accepts connections."""
+def serve_on_free_port(
+    argv_for_port: Callable[[int], list[str]],
+    name: str,
+    *,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> Iterator[tuple[int, subprocess.Popen[bytes], IO[bytes]]]:
+    """Run ``argv_for_port(port)`` on a free port; yield (port, process, log) once it accepts connections.
+
+    Stopped on the way out (SIGTERM, then SIGKILL) unless the caller did already.
+    """
     with tempfile.TemporaryFile() as log:
         for _attempt in range(3):  # a free port can be taken between probing and binding it
             port = free_port()
             proc = subprocess.Popen(
-                [sys.executable, str(script), "http", str(port)],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
+                argv_for_port(port), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
             )
             try:
                 deadline = time.monotonic() + STARTUP_TIMEOUT
@@ -68,10 +75,17 @@ def http_server_process(script: Path) -> Iterator[str]:
                     continue  # died while starting (port clash?): try another port
                 if not accepts_connections(port):
                     break  # alive but not serving: give up
-                yield f"http://127.0.0.1:{port}/mcp"
+                yield port, proc, log
                 return
             finally:
                 stop_process(proc)
         log.seek(0)
         output = log.read().decode(errors="replace")
-    pytest.fail(f"{script.name} did not start serving HTTP; its output:\n{output[-4000:]}")
+    pytest.fail(f"{name} did not start serving HTTP; its output:\n{output[-4000:]}")
+
+
+@contextlib.contextmanager
+def http_server_process(script: Path) -> Iterator[str]:
+    """Run ``script http PORT`` on a free port; yield its MCP URL once it accepts connections."""
+    with serve_on_free_port(lambda port: [sys.executable, str(script), "http", str(port)], script.name) as served:
+        yield f"http://127.0.0.1:{served[0]}/mcp"
