@@ -24,7 +24,7 @@ from elicitkit.elicitation.errors import InvalidAnswer
 from elicitkit.elicitation.requests import ElicitRequest, FormRequest, InvalidRequest, Origin, UrlRequest, parse_request
 from elicitkit.elicitation.results import ElicitationResult
 from elicitkit.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, URL_ELICITATION_REQUIRED, MCPError
-from elicitkit.protocol.versions import Era, era_of
+from elicitkit.protocol.versions import Era, declares_elicitation_modes, era_of
 
 logger = logging.getLogger("elicitkit.client.elicitation")
 
@@ -88,7 +88,7 @@ class ElicitationResponder:
     def capability(self, version: str) -> dict[str, Any] | None:
         if self.callback is None:
             return None
-        if version < "2025-11-25":
+        if not declares_elicitation_modes(version):
             return {}
         return {mode: {} for mode in self.modes}
 
@@ -100,7 +100,7 @@ class ElicitationResponder:
             request = parse_request(params, version=version, origin=origin)
         except InvalidRequest as exc:
             raise MCPError(INVALID_PARAMS, f"invalid elicitation request: {exc}") from None
-        declared = self.modes if version >= "2025-11-25" else ("form",)
+        declared = self.modes if declares_elicitation_modes(version) else ("form",)
         if request.mode.value not in declared:
             raise MCPError(INVALID_PARAMS, f"elicitation mode {request.mode.value!r} was not declared by this client")
         if isinstance(request, UrlRequest):

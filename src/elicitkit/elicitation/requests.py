@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from elicitkit.elicitation.errors import SchemaError
 from elicitkit.elicitation.schema import check_schema, for_version
-from elicitkit.protocol.versions import LATEST_LEGACY
+from elicitkit.protocol.versions import LATEST_LEGACY, is_modern, supports_url_elicitation
 
 
 class ElicitationMode(StrEnum):
@@ -56,7 +56,7 @@ class FormRequest:
             "message": self.message,
             "requestedSchema": for_version(self.requested_schema, version),
         }
-        if version >= "2025-11-25":
+        if supports_url_elicitation(version):
             params["mode"] = "form"
         return params
 
@@ -96,7 +96,7 @@ class UrlRequest:
 
     def to_params(self, version: str = LATEST_LEGACY) -> dict[str, Any]:
         params: dict[str, Any] = {"mode": "url", "message": self.message, "url": self.url}
-        if version < "2026-07-28":
+        if not is_modern(version):
             params["elicitationId"] = self.elicitation_id
         return params
 

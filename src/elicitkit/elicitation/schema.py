@@ -26,7 +26,7 @@ from pydantic.fields import FieldInfo
 from elicitkit._typing import unwrap_annotated
 from elicitkit.elicitation.enums import LEGACY_ENUM_NAMES, Format, TitledEnum, Titles, options_of, titled_options
 from elicitkit.elicitation.errors import SchemaError
-from elicitkit.protocol.versions import LATEST_LEGACY
+from elicitkit.protocol.versions import LATEST_LEGACY, has_legacy_enum_shape_only
 
 FORMATS = frozenset({"email", "uri", "date", "date-time"})
 SCALAR_FIELD = "value"
@@ -63,10 +63,6 @@ _ALLOWED = {
     "multi": _ANNOTATIONS | {"type", "items", "minItems", "maxItems", "default"},
 }
 _TOP = frozenset({"type", "properties", "required", "$schema", "title", "description"})
-
-
-def _before_2025_11_25(version: str) -> bool:
-    return version < "2025-11-25"
 
 
 # ----------------------------------------------------------------------------- the gate
@@ -121,7 +117,7 @@ def _check_schema(schema: Any, version: str, strict: bool) -> None:
     for key in schema:
         if key in _STRUCTURAL or (strict and key not in _TOP):
             problems.append((None, f"keyword {key!r} is not allowed at the top of a requested schema"))
-    if "$schema" in schema and _before_2025_11_25(version):
+    if "$schema" in schema and has_legacy_enum_shape_only(version):
         problems.append((None, f"$schema is not part of the {version} requested schema"))
     required = schema.get("required", [])
     if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
@@ -173,7 +169,7 @@ def _check_property(prop: Any, version: str, strict: bool) -> list[str]:
     for key in ("title", "description"):
         if key in prop and not isinstance(prop[key], str):
             problems.append(f"{key} must be a string")
-    legacy = _before_2025_11_25(version)
+    legacy = has_legacy_enum_shape_only(version)
     if kind == "string":
         fmt = prop.get("format")
         if fmt is not None and fmt not in FORMATS:
@@ -265,7 +261,7 @@ def _check_default(prop: dict[str, Any]) -> list[str]:
 
 def for_version(schema: dict[str, Any], version: str) -> dict[str, Any]:
     """``schema`` as a client speaking ``version`` understands it, gated for that version."""
-    if _before_2025_11_25(version):
+    if has_legacy_enum_shape_only(version):
         adapted = dict(schema)
         adapted.pop("$schema", None)
         properties = {}

@@ -43,6 +43,35 @@ def negotiate_legacy(requested: object, supported: tuple[str, ...] = LEGACY_VERS
     return supported[0]
 
 
-def at_least(version: str, minimum: str) -> bool:
-    """Date-ordered comparison of two version strings (they are ISO dates)."""
-    return version >= minimum
+def at_least(version: str | None, minimum: str) -> bool:
+    """Date-ordered comparison of two version strings (they are ISO dates); None is no version."""
+    return version is not None and version >= minimum
+
+
+# Feature predicates: the only code outside this module asks these, never compares dates itself.
+URL_ELICITATION_SINCE = "2025-11-25"
+
+
+def supports_url_elicitation(version: str | None) -> bool:
+    """URL mode, ``mode`` in requests, elicitation ids and -32042 came with 2025-11-25."""
+    return at_least(version, URL_ELICITATION_SINCE)
+
+
+def declares_elicitation_modes(version: str | None) -> bool:
+    """From 2025-11-25 the elicitation capability lists its modes; before, ``{}`` meant form."""
+    return at_least(version, URL_ELICITATION_SINCE)
+
+
+def has_legacy_enum_shape_only(version: str | None) -> bool:
+    """Before 2025-11-25 the only enum shape is ``enum`` (+ ``enumNames``): no oneOf/anyOf titles."""
+    return not at_least(version, URL_ELICITATION_SINCE)
+
+
+def sends_priming_events(version: str | None) -> bool:
+    """2025-11-25 SSE streams start with an empty event carrying an id, so a client can resume."""
+    return at_least(version, URL_ELICITATION_SINCE)
+
+
+def is_modern(version: str | None) -> bool:
+    """2026-07-28 and later: stateless, an envelope per request, input by multi-round-trip."""
+    return at_least(version, MODERN_2026)

@@ -20,7 +20,7 @@ from elicitkit.elicitation.results import AcceptedElicitation, ElicitationResult
 from elicitkit.elicitation.schema import Form
 from elicitkit.protocol.errors import MCPError, RequestTimeout
 from elicitkit.protocol.modern import missing_capability
-from elicitkit.protocol.versions import LATEST_LEGACY
+from elicitkit.protocol.versions import LATEST_LEGACY, supports_url_elicitation
 from elicitkit.server import mrtr
 from elicitkit.server.mrtr import InputRequired, InputRound
 from elicitkit.server.session import RequestContext
@@ -38,7 +38,7 @@ def _require_mode(request: RequestContext, mode: str) -> str:
     if mode not in request.elicitation_modes:
         declared = sorted(request.elicitation_modes) or "no elicitation at all"
         raise ElicitationUnsupported(f"the client cannot be asked in {mode} mode (it declared: {declared})")
-    if mode == "url" and version < "2025-11-25":
+    if mode == "url" and not supports_url_elicitation(version):
         raise ElicitationUnsupported(f"URL elicitation needs protocol 2025-11-25; this client speaks {version}")
     return version
 

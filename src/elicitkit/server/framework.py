@@ -24,7 +24,7 @@ from elicitkit.protocol.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, MCPErr
 from elicitkit.protocol.handshake import Phase
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.protocol.modern import InvalidToolHeaders, tool_header_params
-from elicitkit.protocol.versions import MODERN_2026
+from elicitkit.protocol.versions import MODERN_2026, supports_url_elicitation
 from elicitkit.server.context import Context
 from elicitkit.server.lowlevel import LowLevelServer
 from elicitkit.server.mrtr import InputRequired, InputRound, default_codec
@@ -339,7 +339,7 @@ class Server(LowLevelServer):
 
     def _url_required(self, exc: UrlElicitationRequired, ctx: RequestContext) -> JSON:
         """-32042 on 2025-11-25; on 2026 (which has no -32042) the URLs become this round's inputs."""
-        if "url" not in ctx.elicitation_modes or (ctx.protocol_version or "") < "2025-11-25":
+        if "url" not in ctx.elicitation_modes or not supports_url_elicitation(ctx.protocol_version):
             return error_result(f"{exc.message} (this client cannot open URL elicitations)")
         if ctx.modern and ctx.input_round is not None:
             for item in exc.elicitations:

@@ -49,7 +49,7 @@ from elicitkit.protocol.jsonrpc import (
     parse,
 )
 from elicitkit.protocol.modern import check_headers, has_envelope, read_envelope
-from elicitkit.protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS, SUPPORTED_VERSIONS
+from elicitkit.protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS, SUPPORTED_VERSIONS, sends_priming_events
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -575,8 +575,7 @@ class StreamableHTTPHandler:
         return priming
 
     def _wants_priming(self, hs: HTTPSession) -> bool:
-        version = hs.session.protocol_version or ""
-        return version >= "2025-11-25"
+        return sends_priming_events(hs.session.protocol_version)
 
     def _retire_when_done(self, hs: HTTPSession, stream: _Stream) -> None:
         if self._tg is None:
