@@ -1,0 +1,308 @@
+"""The loopback web app behind the browser form: one-time URLs, the checks on every request, the steps.
+
+:class:`FormApp` is a small ASGI app that knows the open questions by their one-time token
+and moves each through its steps (form -> review -> send, or the URL consent), rendering
+every page with the pure functions of :mod:`.page`. It trusts nothing it is sent:
+
+- a question's token (``secrets.token_urlsafe``) is compared in constant time and dies when
+  the question ends; an unknown or spent token gets 404;
+- the ``Host`` header must name our own address (DNS rebinding);
+- a POST must carry the page's CSRF secret, must not come from a foreign ``Origin`` or
+  ``Sec-Fetch-Site``, must be an urlencoded form of at most :data:`MAX_BODY` bytes;
+- "Send" must carry the id of the review page it was pressed on, so a stale page cannot
+  send answers that changed since;
+- every response, errors included, carries :data:`~.page.SECURITY_HEADERS`.
+
+It does not listen anywhere itself (:mod:`.serve` does) and does not ask anyone
+(:mod:`.handler` does): it only answers HTTP requests.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from urllib.parse import parse_qsl
+
+import anyio
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.types import Receive, Scope, Send
+
+from elicitkit.client.handlers.browser.page import (
+    SECURITY_HEADERS,
+    done_page,
+    error_page,
+    form_page,
+    initial_raw,
+    method_not_allowed_page,
+    openable,
+    opening_page,
+    read_answers,
+    review_page,
+    url_page,
+)
+from elicitkit.client.handlers.fields import FormField, answer_content, form_fields
+from elicitkit.client.handlers.urls import assess_url
+from elicitkit.elicitation.errors import InvalidAnswer
+from elicitkit.elicitation.requests import ElicitRequest, FormRequest, UrlRequest
+from elicitkit.elicitation.results import ElicitationResult
+
+__all__ = ["MAX_BODY", "FormApp", "Question"]
+
+logger = logging.getLogger("elicitkit.client.handlers.browser")
+
+MAX_BODY = 1 << 20  # a form post larger than this is refused (413)
+_MAX_FIELDS = 10_000
+
+
+@dataclass(eq=False)
+class Question:
+    """One open question: what was asked, where the user is in it, and how it ended."""
+
+    request: ElicitRequest
+    token: str
+    csrf: str
+    done: anyio.Event
+    fields: list[FormField]
+    raw: dict[str, list[str]]  # what the inputs hold, as the browser sends it, per field name
+    stage: Literal["form", "review"] = "form"
+    errors: dict[str | None, str] = field(default_factory=dict)
+    content: dict[str, Any] | None = None  # the checked answer awaiting "Send"
+    review_id: str = ""
+    result: ElicitationResult[Any] | None = None
+
+    @property
+    def path(self) -> str:
+        """Where the question's pages are served (and post to)."""
+        return f"/q/{self.token}"
+
+
+class _Refused(Exception):
+    def __init__(self, status: int, title: str, text: str) -> None:
+        super().__init__(text)
+        self.status, self.title, self.text = status, title, text
+
+
+class FormApp:
+    """The ASGI app serving every open question's pages; it answers only at the address set by :meth:`listening_at`."""
+
+    def __init__(self) -> None:
+        self.questions: dict[str, Question] = {}
+        self.host = ""  # the one Host header we answer to ("" while not listening: everything refused)
+        self.origin = ""
+
+    def listening_at(self, host: str) -> None:
+        """Answer requests made to ``host`` (``127.0.0.1:<port>``); "" to refuse them all."""
+        self.host = host
+        self.origin = f"http://{host}" if host else ""
+
+    def open(self, request: ElicitRequest) -> Question:
+        """A new question with fresh secrets, served from now on at its :attr:`Question.path`."""
+        fields = form_fields(request.requested_schema) if isinstance(request, FormRequest) else []
+        question = Question(
+            request=request,
+            token=secrets.token_urlsafe(32),
+            csrf=secrets.token_urlsafe(32),
+            done=anyio.Event(),
+            fields=fields,
+            raw={f.name: initial_raw(f) for f in fields},
+        )
+        self.questions[question.token] = question
+        return question
+
+    def forget(self, question: Question) -> None:
+        """Stop serving ``question``: its token dies with it."""
+        self.questions.pop(question.token, None)
+
+    def finish(self, question: Question, result: ElicitationResult[Any]) -> None:
+        """End ``question`` with ``result`` (the first result wins) and wake whoever waits for it."""
+        if question.result is None:
+            question.result = result
+        self.questions.pop(question.token, None)
+        question.done.set()
+
+    # -- HTTP ---------------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        request = Request(scope, receive)
+        try:
+            response = await self._route(request)
+        except _Refused as refused:
+            if refused.status != 404:
+                logger.warning("browser form refused a request: %s %s", refused.status, refused.text)
+            response = _html(error_page(refused.status, refused.title, refused.text), refused.status)
+        except Exception:  # still a page with the security headers, and no details for the browser
+            logger.exception("the browser form failed on %s %s", request.method, scope.get("path"))
+            response = _html(error_page(500, "Error", "Something went wrong in the client; see its log."), 500)
+        await response(scope, receive, send)
+
+    def _find(self, token: str) -> Question | None:
+        wanted = token.encode()
+        found = None
+        for known, question in self.questions.items():
+            if hmac.compare_digest(known.encode(), wanted):
+                found = question
+        return found
+
+    async def _route(self, request: Request) -> Response:
+        if not self.host or request.headers.get("host") != self.host:
+            raise _Refused(403, "Refused", "This page is only served at its own loopback address.")
+        path: str = request.scope["path"]
+        question = self._find(path[3:]) if path.startswith("/q/") and len(path) > 3 else None
+        if question is None:
+            raise _Refused(
+                404,
+                "Not found",
+                "This question is not open: the link is wrong, or it was already answered or withdrawn.",
+            )
+        if request.method == "GET":
+            return _html(_current_page(question, path))
+        if request.method != "POST":
+            return _html(method_not_allowed_page(), 405, {"Allow": "GET, POST"})
+        self._check_post(request)
+        posted = await _read_form(request)
+        if not hmac.compare_digest(_first(posted, "csrf").encode(), question.csrf.encode()):
+            raise _Refused(403, "Refused", "This form was not sent by the page this client served.")
+        action = _first(posted, "action")
+        if isinstance(question.request, UrlRequest):
+            return self._url_action(question, action)
+        return self._form_action(question, path, action, posted)
+
+    def _check_post(self, request: Request) -> None:
+        origin = request.headers.get("origin")
+        if origin is not None and origin != self.origin:
+            raise _Refused(403, "Refused", "A form on another site tried to answer this question.")
+        site = request.headers.get("sec-fetch-site")
+        if site is not None and site not in ("same-origin", "none"):
+            raise _Refused(403, "Refused", "A form on another site tried to answer this question.")
+
+    def _form_action(self, q: Question, path: str, action: str, posted: Mapping[str, list[str]]) -> Response:
+        assert isinstance(q.request, FormRequest)
+        if action == "decline":
+            self.finish(q, ElicitationResult.decline())
+            return _html(done_page(q.request.origin, "declined"))
+        if action == "cancel":
+            self.finish(q, ElicitationResult.cancel())
+            return _html(done_page(q.request.origin, "cancelled"))
+        if action == "change":
+            q.stage, q.errors, q.content = "form", {}, None
+            return _html(_form(q, path))
+        if action == "send":
+            fresh = q.stage == "review" and q.content is not None
+            if not fresh or not hmac.compare_digest(_first(posted, "review").encode(), q.review_id.encode()):
+                notice = "These answers changed since that review page was shown; please review them again."
+                return _html(_current_page(q, path, notice), 409)
+            assert q.content is not None
+            self.finish(q, ElicitationResult.accept(q.content))
+            return _html(done_page(q.request.origin, "sent"))
+        if action != "review":
+            raise _Refused(400, "Bad request", "Unknown action.")
+        q.raw, values, q.errors = read_answers(q.request.requested_schema, q.fields, posted)
+        if not q.errors:
+            try:
+                q.content = answer_content(q.request.requested_schema, values)
+            except InvalidAnswer as exc:  # check_form passed, so this is not expected; still never send it
+                q.errors = {name: reason for name, reason in exc.problems}
+        if q.errors:
+            q.stage, q.content = "form", None
+            return _html(_form(q, path), 422)
+        q.stage, q.review_id = "review", secrets.token_urlsafe(16)
+        return _html(_review(q, path))
+
+    def _url_action(self, q: Question, action: str) -> Response:
+        assert isinstance(q.request, UrlRequest)
+        if action == "decline":
+            self.finish(q, ElicitationResult.decline())
+            return _html(done_page(q.request.origin, "declined"))
+        if action == "cancel":
+            self.finish(q, ElicitationResult.cancel())
+            return _html(done_page(q.request.origin, "cancelled"))
+        facts = assess_url(q.request.url)
+        if action != "open" or not openable(q.request.url, facts):
+            raise _Refused(400, "Bad request", "This address cannot be opened from here.")
+        self.finish(q, ElicitationResult.accept())
+        # no-referrer: the target must not learn this page's address (it carried the token).
+        return _html(opening_page(q.request.url, facts), headers={"Referrer-Policy": "no-referrer"})
+
+
+# ------------------------------------------------------------------------------ a question's pages
+
+
+def _current_page(q: Question, path: str, notice: str | None = None) -> str:
+    """The page of the step ``q`` is at (``notice`` shows on the form step only)."""
+    if isinstance(q.request, UrlRequest):
+        return url_page(message=q.request.message, origin=q.request.origin, url=q.request.url, action=path, csrf=q.csrf)
+    if q.stage == "review" and q.content is not None:
+        return _review(q, path)
+    return _form(q, path, notice)
+
+
+def _form(q: Question, path: str, notice: str | None = None) -> str:
+    assert isinstance(q.request, FormRequest)
+    schema = q.request.requested_schema
+    title = schema.get("title")
+    return form_page(
+        message=q.request.message,
+        origin=q.request.origin,
+        fields=q.fields,
+        raw=q.raw,
+        errors=q.errors,
+        action=path,
+        csrf=q.csrf,
+        title=title if isinstance(title, str) else None,
+        notice=notice,
+    )
+
+
+def _review(q: Question, path: str) -> str:
+    assert isinstance(q.request, FormRequest) and q.content is not None
+    return review_page(
+        message=q.request.message,
+        origin=q.request.origin,
+        fields=q.fields,
+        content=q.content,
+        action=path,
+        csrf=q.csrf,
+        review_id=q.review_id,
+    )
+
+
+# ------------------------------------------------------------------------------ HTTP pieces
+
+
+def _html(content: str, status: int = 200, headers: Mapping[str, str] | None = None) -> Response:
+    return HTMLResponse(content, status_code=status, headers={**SECURITY_HEADERS, **(headers or {})})
+
+
+def _first(posted: Mapping[str, list[str]], key: str) -> str:
+    values = posted.get(key)
+    return values[0] if values else ""
+
+
+async def _read_form(request: Request) -> dict[str, list[str]]:
+    """The POSTed urlencoded form, size-capped; refuses anything else."""
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype != "application/x-www-form-urlencoded":
+        raise _Refused(415, "Unsupported form", "Expected an HTML form post.")
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY):
+        raise _Refused(413, "Too large", "That form is too large.")
+    body = bytearray()
+    async for chunk in request.stream():
+        body.extend(chunk)
+        if len(body) > MAX_BODY:
+            raise _Refused(413, "Too large", "That form is too large.")
+    try:
+        pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True, max_num_fields=_MAX_FIELDS)
+    except (UnicodeDecodeError, ValueError):
+        raise _Refused(400, "Bad request", "That form could not be read.") from None
+    posted: dict[str, list[str]] = {}
+    for key, value in pairs:
+        posted.setdefault(key, []).append(value)
+    return posted

@@ -1,0 +1,233 @@
+"""Where answers are typed: prompt_toolkit on a terminal, or plain lines from a pipe or a file.
+
+Both readers take a prompt and return one line, and both turn the ways of walking away
+(Esc, Ctrl-C, Ctrl-D, the end of input) into :class:`~.dialogue.Stop`, so the form code
+never sees a keyboard. Reading never blocks the event loop: prompt_toolkit is async, and
+plain lines are read in a daemon thread that cannot hold up the program's exit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol, TextIO, TypeVar
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion, DummyCompleter
+from prompt_toolkit.document import Document
+from prompt_toolkit.formatted_text import FormattedText
+from prompt_toolkit.history import DummyHistory
+from prompt_toolkit.input import Input, create_input
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.output import Output, create_output
+from prompt_toolkit.shortcuts import CompleteStyle
+from prompt_toolkit.styles import Style
+from rich.console import Console
+from rich.text import Text
+
+from elicitkit.client.handlers.terminal.dialogue import Fragments, Stop, clean
+
+__all__ = [
+    "LineReader",
+    "OptionCompleter",
+    "PromptReader",
+    "Reader",
+    "completer",
+    "in_daemon_thread",
+    "isatty",
+    "make_reader",
+]
+
+T = TypeVar("T")
+
+_STYLE = Style.from_dict({"label": "bold", "hint": "#888888", "arrow": "#5f87ff bold"})
+
+
+def isatty(stream: object) -> bool:
+    """Whether ``stream`` is a terminal; anything without a working ``isatty`` is not."""
+    check = getattr(stream, "isatty", None)
+    try:
+        return bool(check()) if callable(check) else False
+    except (ValueError, OSError):
+        return False
+
+
+def in_daemon_thread(func: Callable[[], T]) -> asyncio.Future[T]:
+    """Run a blocking call where it can be abandoned: a daemon thread never holds up exit."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def settle(outcome: T | None, error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(outcome)  # type: ignore[arg-type]
+
+    def run() -> None:
+        try:
+            outcome = func()
+        except BaseException as exc:  # handed to the awaiting task
+            with contextlib.suppress(RuntimeError):  # the loop is gone: nobody is waiting
+                loop.call_soon_threadsafe(settle, None, exc)
+        else:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(settle, outcome, None)
+
+    threading.Thread(target=run, name="elicitkit-terminal", daemon=True).start()
+    return future
+
+
+class Reader(Protocol):
+    """Where answers are typed: a prompt_toolkit prompt, or plain lines."""
+
+    @property
+    def keys(self) -> Input | None: ...
+
+    def holding(self) -> contextlib.AbstractContextManager[Any]: ...
+
+    async def read(self, message: Fragments, completer: Completer) -> str: ...
+
+
+class PromptReader:
+    """prompt_toolkit on a terminal: line editing, Tab completion, Esc and Ctrl-C as keys."""
+
+    def __init__(self, keys: Input, output: Output) -> None:
+        self._keys = keys
+        bindings = KeyBindings()
+
+        @bindings.add("escape")
+        def _escape(event: KeyPressEvent) -> None:
+            event.app.exit(exception=Stop("cancel", "Esc"))
+
+        @bindings.add("c-c")
+        def _interrupt(event: KeyPressEvent) -> None:
+            event.app.exit(exception=Stop("cancel", "Ctrl-C"))
+
+        self.session: PromptSession[str] = PromptSession(
+            input=keys,
+            output=output,
+            key_bindings=bindings,
+            history=DummyHistory(),  # answers are not recalled into other questions
+            complete_style=CompleteStyle.READLINE_LIKE,
+            complete_while_typing=False,
+            style=_STYLE,
+        )
+        # A lone Esc is told apart from an escape sequence by a pause; keep it short.
+        self.session.app.ttimeoutlen = 0.1
+        self.session.app.timeoutlen = 0.3
+
+    @property
+    def keys(self) -> Input | None:
+        return self._keys
+
+    def holding(self) -> contextlib.AbstractContextManager[Any]:
+        # Raw mode for the whole question: Ctrl-C between two prompts is a key, not SIGINT.
+        return self._keys.raw_mode()
+
+    async def read(self, message: Fragments, completer: Completer) -> str:
+        try:
+            return await self.session.prompt_async(FormattedText(message), completer=completer)
+        except KeyboardInterrupt:
+            raise Stop("cancel", "Ctrl-C") from None
+        except EOFError:
+            raise Stop("cancel", "Ctrl-D") from None
+
+
+class LineReader:
+    """Plain lines (a pipe, a file, a screen reader): the prompt printed, the answer echoed."""
+
+    def __init__(self, stream: TextIO, console: Console) -> None:
+        self.stream = stream
+        self.console = console
+        self.echo = not isatty(stream)  # a terminal echoes by itself
+        self._pending: asyncio.Future[str] | None = None
+
+    @property
+    def keys(self) -> Input | None:
+        return None
+
+    def holding(self) -> contextlib.AbstractContextManager[Any]:
+        return contextlib.nullcontext()
+
+    async def read(self, message: Fragments, completer: Completer) -> str:
+        self.console.print(Text("".join(fragment[1] for fragment in message)), end="")
+        line = await self._readline()
+        if line == "":
+            self.console.print()
+            raise Stop("cancel", "end of input")
+        line = line.rstrip("\r\n")
+        if self.echo:
+            self.console.print(Text(clean(line, lines=False)))
+        if "\x1b" in line:
+            raise Stop("cancel", "Esc")
+        return line
+
+    async def _readline(self) -> str:
+        # One reading thread at a time: an abandoned read still owns the next line.
+        if self._pending is None or self._pending.done():
+            self._pending = in_daemon_thread(self.stream.readline)
+        pending = self._pending
+        if threading.current_thread() is not threading.main_thread():
+            return await asyncio.shield(pending)
+        previous = signal.getsignal(signal.SIGINT)
+        if previous is None:  # a handler installed from C: leave it alone
+            return await asyncio.shield(pending)
+        loop = asyncio.get_running_loop()
+        interrupted = asyncio.Event()
+
+        def on_interrupt(signum: int, frame: object) -> None:
+            loop.call_soon_threadsafe(interrupted.set)
+
+        signal.signal(signal.SIGINT, on_interrupt)  # Ctrl-C dismisses the question, not the program
+        stop = asyncio.ensure_future(interrupted.wait())
+        waited: list[asyncio.Future[Any]] = [pending, stop]
+        try:
+            await asyncio.wait(waited, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop.cancel()
+            signal.signal(signal.SIGINT, previous)
+        if interrupted.is_set() and not pending.done():
+            self.console.print()
+            raise Stop("cancel", "Ctrl-C")
+        return pending.result()
+
+
+class OptionCompleter(Completer):
+    """Tab completes option titles (after the last comma for a multi-select)."""
+
+    def __init__(self, words: Iterable[str], multi: bool) -> None:
+        self.words = list(words)
+        self.multi = multi
+
+    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
+        text = document.text_before_cursor
+        part = text.rsplit(",", 1)[-1] if self.multi else text
+        stripped = part.lstrip().lstrip("+-")
+        for word in self.words:
+            if word.casefold().startswith(stripped.casefold()):
+                yield Completion(word, start_position=-len(stripped))
+
+
+def completer(words: list[str], multi: bool = False) -> Completer:
+    """Tab completion over ``words``; none at all when there are none."""
+    return OptionCompleter(words, multi) if words else DummyCompleter()
+
+
+def make_reader(
+    source: Input | TextIO | None, sink: Output | TextIO | None, console: Console, plain: bool | None
+) -> Reader:
+    """The reader for these streams: prompt_toolkit on a terminal (or a given ``Input``), else plain lines."""
+    if isinstance(source, Input):
+        return PromptReader(source, sink if isinstance(sink, Output) else create_output(sink))
+    stream = source if source is not None else sys.stdin
+    out_stream = sink if sink is not None and not isinstance(sink, Output) else sys.stdout
+    terminal = isatty(stream) and (isinstance(sink, Output) or isatty(out_stream))
+    if plain or (plain is None and not terminal):
+        return LineReader(stream, console)
+    return PromptReader(create_input(stream), sink if isinstance(sink, Output) else create_output(out_stream))
