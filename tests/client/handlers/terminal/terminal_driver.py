@@ -1,7 +1,7 @@
 """A real client and server around a TerminalHandler, for the pseudo-terminal tests.
 
-python tests/client/handlers/terminal_driver.py order        # a pizza order form
-python tests/client/handlers/terminal_driver.py pay [URL]    # a URL question (default https://pay.pizzeria.example/...)
+python tests/client/handlers/terminal/terminal_driver.py order        # a pizza order form
+python tests/client/handlers/terminal/terminal_driver.py pay [URL]    # a URL question (default https://pay.pizzeria.example/...)
 
 The server runs in-process, the client reaches it in memory, and the handler talks to the
 terminal this runs in. Each tool answers with what ``ctx.elicit`` gave it, typed, as JSON;

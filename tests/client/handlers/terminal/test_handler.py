@@ -13,9 +13,7 @@ from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
-from elicitkit.client.handlers.fields import FieldError, form_fields
 from elicitkit.client.handlers.terminal import TerminalHandler
-from elicitkit.client.handlers.terminal.dialogue import Stop, clean, command, parse
 from elicitkit.elicitation.requests import FormRequest, Origin, UrlRequest
 from elicitkit.elicitation.results import AcceptedElicitation, CancelledElicitation, DeclinedElicitation
 
@@ -256,33 +254,3 @@ async def test_a_form_takes_the_screen_from_the_spinner_and_completion_is_report
         await asyncio.wait_for(handler.wait_idle(), 5)
         screen = out.getvalue()
         assert screen.index("Sent to The Shop") < screen.index("✓ completed: The Shop")
-
-
-# ------------------------------------------------------------------------------ pieces
-
-
-def test_multi_select_adds_and_removes() -> None:
-    field = form_fields(SCHEMA)[1]
-    assert parse(field, "green, 1", None) == ["g", "r"]
-    assert parse(field, "+Red", ["g"]) == ["g", "r"]
-    assert parse(field, "-2, +1", ["g"]) == ["r"]
-    with pytest.raises(FieldError):
-        parse(field, "+Blue", [])
-
-
-def test_commands() -> None:
-    assert command("hello") is None
-    assert command(":)") is None
-    assert command("::back") is None
-    assert command(" :Back ") == "back"
-    assert command(":b") == "back"
-    for text, action in ((":decline", "decline"), (":cancel", "cancel")):
-        with pytest.raises(Stop) as stopped:
-            command(text)
-        assert stopped.value.action == action
-
-
-def testclean() -> None:
-    assert clean("a\nb\tc") == "a\nb\tc"
-    assert clean("a\nb", lines=False) == "a\ufffdb"
-    assert clean("\x1b[0m\u2066x") == "\ufffd[0m\ufffdx"

@@ -24,7 +24,7 @@ import pytest
 pytestmark = pytest.mark.timeout(30)
 
 DRIVER = Path(__file__).with_name("terminal_driver.py")
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 # CSI / OSC / charset escape sequences and carriage returns: what a screen does not show as text.
 _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[=>78]|\r")
 ESC = "\x1b"

@@ -1,0 +1,148 @@
+"""The browser form's pages as pure functions: escaping, the CSP, errors, and reading a post back."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+from datetime import datetime
+from typing import Any
+
+from elicitkit.client.handlers.browser.page import (
+    CSP,
+    SECURITY_HEADERS,
+    done_page,
+    error_page,
+    form_page,
+    initial_raw,
+    input_name,
+    openable,
+    opening_page,
+    read_answers,
+    review_page,
+    url_page,
+)
+from elicitkit.client.handlers.fields import form_fields
+from elicitkit.client.handlers.urls import assess_url
+from elicitkit.elicitation.requests import Origin
+
+EVIL = '<script>alert("x")</script>'
+ORIGIN = Origin(name=f"srv{EVIL}", version=EVIL, title=f"The {EVIL} Shop", location=EVIL)
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "title": f"Name {EVIL}", "description": EVIL, "minLength": 2},
+        "size": {"type": "string", "oneOf": [{"const": f"s{EVIL}", "title": f"Small {EVIL}"}]},
+        "tags": {"type": "array", "items": {"enum": ["a", "b"]}, "minItems": 1},
+        "count": {"type": "integer", "minimum": 1, "default": 2},
+        "ok": {"type": "boolean", "default": False},
+        "when": {"type": "string", "format": "date-time"},
+    },
+    "required": ["name", "tags"],
+}
+FIELDS = form_fields(SCHEMA)
+RAW = {f.name: initial_raw(f) for f in FIELDS}
+
+
+def pages() -> list[str]:
+    content = {"name": EVIL, "size": f"s{EVIL}", "tags": ["a"], "count": 2, "ok": False}
+    return [
+        form_page(message=EVIL, origin=ORIGIN, fields=FIELDS, raw=RAW, errors={}, action="/q/t", csrf="c", title=EVIL),
+        review_page(
+            message=EVIL, origin=ORIGIN, fields=FIELDS, content=content, action="/q/t", csrf="c", review_id="r"
+        ),
+        url_page(message=EVIL, origin=ORIGIN, url=f"https://example.com/{EVIL}", action="/q/t", csrf="c"),
+        done_page(ORIGIN, "sent"),
+        opening_page(f"https://example.com/{EVIL}", assess_url(f"https://example.com/{EVIL}")),
+        error_page(404, EVIL, EVIL),
+    ]
+
+
+def test_every_server_string_is_escaped_and_no_page_has_a_script() -> None:
+    for html in pages():
+        assert "<script" not in html
+        assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in html
+        assert "onerror" not in html.lower()
+
+
+def test_the_csp_allows_exactly_the_inline_stylesheet() -> None:
+    assert SECURITY_HEADERS["Content-Security-Policy"] == CSP
+    assert "default-src 'none'" in CSP and "script-src" not in CSP
+    for html in pages():
+        styles = re.findall(r"<style>(.*?)</style>", html, re.S)
+        assert len(styles) == 1
+        digest = base64.b64encode(hashlib.sha256(styles[0].encode()).digest()).decode()
+        assert f"'sha256-{digest}'" in CSP
+
+
+def test_the_form_shows_errors_where_they_belong() -> None:
+    errors = {"name": "too short", None: "the form as a whole"}
+    html = form_page(
+        message="Hi",
+        origin=None,
+        fields=FIELDS,
+        raw=RAW,
+        errors=errors,
+        action="/q/tok",
+        csrf="sec",
+        notice="Look again",
+    )
+    assert 'action="/q/tok"' in html and 'name="csrf" value="sec"' in html
+    assert '<p class="notice">Look again</p>' in html
+    assert 'role="alert"><strong>Please correct this:</strong>' in html
+    assert "<li><bdi>The form</bdi>: the form as a whole</li>" in html
+    name = input_name(0)
+    assert f'id="{name}-error" role="alert">too short</p>' in html
+    assert f'aria-describedby="{name}-rules {name}-error" aria-invalid="true"' in html
+    assert "an unknown server" in html and "<title>Question from An unknown server</title>" in html
+
+
+def test_a_url_that_cannot_be_opened_gets_no_open_button() -> None:
+    good = url_page(message="m", origin=None, url="https://pay.example.com/x", action="/q/t", csrf="c")
+    assert 'value="open"' in good
+    bad = url_page(message="m", origin=None, url="javascript:alert(1)", action="/q/t", csrf="c")
+    assert 'value="open"' not in bad and "cannot be opened from here" in bad
+    idn = url_page(message="m", origin=None, url="https://xn--pple-43d.com/", action="/q/t", csrf="c")
+    assert "xn--pple-43d.com" in idn and "displayed as" in idn
+    assert not openable("https://ex\u200bample.com/", assess_url("https://ex\u200bample.com/"))
+    assert not openable("https:///nohost", assess_url("https:///nohost"))
+
+
+def test_posted_defaults_read_back_to_the_defaults() -> None:
+    posted = {input_name(i): raw for i, raw in enumerate(RAW[f.name] for f in FIELDS)}
+    posted[input_name(0)] = ["Ada"]
+    posted[input_name(2)] = ["a", "b"]
+    raw, values, problems = read_answers(SCHEMA, FIELDS, posted)
+    assert problems == {}
+    assert values == {"name": "Ada", "size": None, "tags": ["a", "b"], "count": 2, "ok": False, "when": None}
+    assert raw["ok"] == ["no"] and raw["tags"] == ["a", "b"]
+
+
+def test_posted_problems_are_reported_per_field() -> None:
+    posted = {input_name(0): ["A"], input_name(3): ["many"], input_name(5): ["2024-05-06T07:08"]}
+    raw, values, problems = read_answers(SCHEMA, FIELDS, posted)
+    assert problems["count"] == "'many' is not a whole number"
+    assert "name" in problems  # shorter than minLength 2
+    assert "tags" in problems  # nothing ticked on a required multi-select: "none", which is too few
+    assert values["tags"] == []
+    assert raw["count"] == ["many"]  # shown again as typed
+    # A datetime-local input has no zone: the answer gets this machine's offset, as RFC 3339 wants.
+    assert values["when"] == datetime(2024, 5, 6, 7, 8).astimezone().isoformat(timespec="seconds")
+
+
+def test_the_renderer_stays_pure() -> None:
+    """No server, no asyncio, no client internals: so a server-hosted page can share it (issue 15)."""
+    import ast
+    import inspect
+
+    from elicitkit.client.handlers.browser import page
+
+    tree = ast.parse(inspect.getsource(page))
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert "elicitkit.client.handlers.fields" in imported  # the walk sees the imports
+    allowed = {"elicitkit.client.handlers.fields", "elicitkit.client.handlers.urls"}
+    for name in imported:
+        root = name.split(".")[0]
+        assert root not in {"asyncio", "anyio", "starlette", "uvicorn", "socket", "webbrowser", "httpx"}, name
+        assert not name.startswith("elicitkit.") or name in allowed or name.startswith("elicitkit.elicitation"), name
