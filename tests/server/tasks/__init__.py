@@ -1,0 +1,1 @@
+"""Tests of the server-side Tasks engine and its stores."""
