@@ -520,3 +520,13 @@ async def test_an_update_racing_the_end_of_a_run_still_starts_the_next_run(store
     await runner.update(created.task_id, {"q2": yes()})
     done = await settle(runner, created.task_id)
     assert done.status == "completed" and tool.side_effects == [{"q1": True, "q2": True}]
+
+
+async def test_durations_are_checked_up_front(store: InMemoryTaskStore) -> None:
+    for bad in ({"ttl_ms": 0}, {"poll_interval_ms": 1.5}, {"lease": 0}):
+        with pytest.raises(ValueError):
+            TaskRunner(store, FakeTool(), **bad)
+    runner = TaskRunner(store, FakeTool())
+    with pytest.raises(ValueError):
+        await runner.create("t", {}, ttl_ms=-1)
+    assert len(store) == 0

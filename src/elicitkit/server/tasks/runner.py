@@ -151,6 +151,10 @@ class TaskRunner:
         clock: Callable[[], float] = time.time,
         runner_id: str | None = None,
     ) -> None:
+        _check_ms("ttl_ms", ttl_ms)
+        _check_ms("poll_interval_ms", poll_interval_ms)
+        if lease <= 0:
+            raise ValueError(f"lease must be a positive number of seconds, got {lease!r}")
         self.store = store
         self._run_once = run_once
         self._validate = validate
@@ -181,6 +185,10 @@ class TaskRunner:
         ``answers`` are the ones gathered before the task existed (a 2026 round that ended in a
         task), already pinned: the first run replays them and does not ask again.
         """
+        ttl = self.ttl_ms if ttl_ms == "default" else ttl_ms
+        poll = self.poll_interval_ms if poll_interval_ms == "default" else poll_interval_ms
+        _check_ms("ttl_ms", ttl)
+        _check_ms("poll_interval_ms", poll)
         now = self._clock()
         record = TaskRecord(
             task_id=str(uuid.uuid4()),
@@ -189,8 +197,8 @@ class TaskRunner:
             status=wire.WORKING,
             created_at=now,
             updated_at=now,
-            ttl_ms=self.ttl_ms if ttl_ms == "default" else ttl_ms,
-            poll_interval_ms=self.poll_interval_ms if poll_interval_ms == "default" else poll_interval_ms,
+            ttl_ms=ttl,
+            poll_interval_ms=poll,
             answers=dict(answers or {}),
             owner=owner,
             lease_owner=self.runner_id,
@@ -552,6 +560,12 @@ def _reask(request: dict[str, Any], reason: str) -> dict[str, Any]:
         return request
     note = f"{params['message']}\n\n(Your previous answer was not accepted: {reason}. Please try again.)"
     return {**request, "params": {**params, "message": note}}
+
+
+def _check_ms(name: str, value: int | None) -> None:
+    """The wire allows only positive integer milliseconds (or None where unlimited)."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
+        raise ValueError(f"{name} must be a positive integer number of milliseconds or None, got {value!r}")
 
 
 def _lapsed(record: TaskRecord, now: float) -> bool:
