@@ -9,6 +9,7 @@ import pytest
 
 from elicitkit.protocol import tasks as t
 from elicitkit.protocol.errors import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, MCPError
+from elicitkit.protocol.subscriptions import parse_listen
 
 ISO = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}")  # the suite's own test for timestamps
 CREATED = 1_795_000_000.25
@@ -147,14 +148,14 @@ def test_bad_updates_are_invalid_params(params: Any) -> None:
     assert info.value.code == INVALID_PARAMS
 
 
-def test_listen_task_ids() -> None:
-    assert t.parse_listen_task_ids({"toolsListChanged": True}) is None
-    assert t.parse_listen_task_ids({"taskIds": ["a", "b", "a"]}) == ("a", "b")
-    assert t.parse_listen_task_ids({"taskIds": []}) == ()
-    for bad in ({"taskIds": "a"}, {"taskIds": [1]}, {"taskIds": [""]}, None, []):
-        with pytest.raises(MCPError) as info:
-            t.parse_listen_task_ids(bad)
-        assert info.value.code == INVALID_PARAMS
+def test_listening_for_tasks_needs_the_extension() -> None:
+    wanted = parse_listen({"notifications": {"taskIds": ["a"]}})
+    t.check_listen(wanted, {"extensions": {"io.modelcontextprotocol/tasks": {}}})
+    t.check_listen(parse_listen({"notifications": {"toolsListChanged": True}}), {})  # no task ids: no need
+    with pytest.raises(MCPError) as info:
+        t.check_listen(wanted, {})
+    assert info.value.code == MISSING_REQUIRED_CLIENT_CAPABILITY
+    assert info.value.data == {"requiredCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}}
 
 
 # ----------------------------------------------------------------------------- shapes

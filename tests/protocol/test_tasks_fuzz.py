@@ -55,18 +55,29 @@ def test_update_parser(value: Any) -> None:
         assert all(isinstance(k, str) and isinstance(v, dict) for k, v in update.input_responses.items())
 
 
-@hypothesis.given(st.one_of(json_values, st.fixed_dictionaries({"taskIds": json_values})))
-@hypothesis.settings(max_examples=300, deadline=None)
-def test_listen_filter_parser(value: Any) -> None:
-    try:
-        ids = t.parse_listen_task_ids(value)
-    except MCPError as exc:
-        assert exc.code == INVALID_PARAMS
-        return
-    assert ids is None or (isinstance(ids, tuple) and len(set(ids)) == len(ids) and all(ids))
-
-
 @hypothesis.given(st.floats(min_value=0, max_value=4_000_000_000, allow_nan=False))
 @hypothesis.settings(max_examples=200, deadline=None)
 def test_timestamps_round_trip_to_the_millisecond(ts: float) -> None:
     assert abs(t.parse_iso8601(t.iso8601(ts)) - ts) < 0.0011
+
+
+@hypothesis.given(
+    st.one_of(
+        json_values,
+        st.fixed_dictionaries({"notifications": json_values}),
+        st.fixed_dictionaries(
+            {"notifications": st.dictionaries(st.sampled_from(["toolsListChanged", "taskIds", "x"]), json_values)}
+        ),
+    )
+)
+@hypothesis.settings(max_examples=300, deadline=None)
+def test_listen_filter_parser(value: Any) -> None:
+    from elicitkit.protocol.subscriptions import parse_listen
+
+    try:
+        wanted = parse_listen(value)
+    except MCPError as exc:
+        assert exc.code == INVALID_PARAMS
+        return
+    assert len(set(wanted.task_ids)) == len(wanted.task_ids) and all(wanted.task_ids)
+    assert parse_listen({"notifications": wanted.to_wire()}) == wanted

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any, Final, Literal, TypeAlias
 
 from elicitkit.protocol.errors import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, MCPError
+from elicitkit.protocol.subscriptions import SUBSCRIPTION_ID_META, ListenFilter
 
 EXTENSION_ID: Final = "io.modelcontextprotocol/tasks"
 
@@ -53,7 +54,6 @@ NAME_PARAM: Mapping[str, str] = {GET: "taskId", UPDATE: "taskId", CANCEL: "taskI
 
 RESULT_TASK: Final = "task"
 RESULT_COMPLETE: Final = "complete"
-SUBSCRIPTION_ID_META: Final = "io.modelcontextprotocol/subscriptionId"
 # 2025-11-25 key that must not appear on a result inlined by tasks/get.
 RELATED_TASK_META: Final = "io.modelcontextprotocol/related-task"
 
@@ -179,20 +179,10 @@ def parse_update(params: Any) -> TaskUpdate:
     return TaskUpdate(task_id, responses)
 
 
-def parse_listen_task_ids(notifications: Any) -> tuple[str, ...] | None:
-    """The ``taskIds`` of a ``subscriptions/listen`` filter, or None when it asks for none.
-
-    -32602 when the filter is not an object or ``taskIds`` is not a list of non-empty strings.
-    Duplicates are dropped, first occurrence kept.
-    """
-    if not isinstance(notifications, dict):
-        raise MCPError(INVALID_PARAMS, "subscriptions/listen: params.notifications must be an object")
-    raw = notifications.get("taskIds")
-    if raw is None:
-        return None
-    if not isinstance(raw, list) or not all(isinstance(t, str) and t for t in raw):
-        raise MCPError(INVALID_PARAMS, "subscriptions/listen: notifications.taskIds must be a list of task ids")
-    return tuple(dict.fromkeys(raw))
+def check_listen(accepted: ListenFilter, client_capabilities: Any) -> None:
+    """-32021 when a ``subscriptions/listen`` asks for ``taskIds`` without declaring the extension."""
+    if accepted.task_ids and not declares_tasks(client_capabilities):
+        raise missing_extension("task status notifications need the client to declare the tasks extension")
 
 
 # ----------------------------------------------------------------------------- shapes
