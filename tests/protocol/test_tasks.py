@@ -265,3 +265,18 @@ def test_error_object_and_create_result_detection() -> None:
     assert not t.is_create_task_result({"resultType": "complete", "content": []})
     assert not t.is_create_task_result({"resultType": "task"})
     assert not t.is_create_task_result(None)
+
+
+def test_client_poll_delay() -> None:
+    assert t.poll_delay({"pollIntervalMs": 250}) == 0.25
+    for odd in ({}, {"pollIntervalMs": 0}, {"pollIntervalMs": "5"}, {"pollIntervalMs": True}):
+        assert t.poll_delay(odd, default=2.0) == 2.0
+
+
+def test_client_asks_each_input_request_once() -> None:
+    requests = {"q1": {"method": "elicitation/create"}, "q2": {"method": "roots/list"}}
+    task = t.get_task_result(view("input_required", input_requests=requests))
+    assert t.unseen_requests(task, set()) == requests
+    assert t.unseen_requests(task, {"q1"}) == {"q2": requests["q2"]}
+    assert t.unseen_requests(t.get_task_result(view("working")), set()) == {}
+    assert t.unseen_requests({"status": "input_required", "inputRequests": ["q1"]}, set()) == {}

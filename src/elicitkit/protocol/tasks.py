@@ -322,3 +322,25 @@ def is_create_task_result(result: Any) -> bool:
     return (
         isinstance(result, dict) and result.get("resultType") == RESULT_TASK and isinstance(result.get("taskId"), str)
     )
+
+
+def poll_delay(task: dict[str, Any], default: float = 1.0) -> float:
+    """Client side: seconds to wait before the next ``tasks/get``, as the task's ``pollIntervalMs`` says."""
+    interval = task.get("pollIntervalMs")
+    if isinstance(interval, int) and not isinstance(interval, bool) and interval > 0:
+        return interval / 1000
+    return default
+
+
+def unseen_requests(task: dict[str, Any], seen: set[str]) -> dict[str, dict[str, Any]]:
+    """Client side: the ``inputRequests`` of an ``input_required`` task not handled yet.
+
+    Keys are unique for a task's life, so a key seen on an earlier poll is the same request: it is
+    not put to the person twice.
+    """
+    if task.get("status") != INPUT_REQUIRED:
+        return {}
+    requests = task.get("inputRequests")
+    if not isinstance(requests, dict):
+        return {}
+    return {k: v for k, v in requests.items() if k not in seen and isinstance(v, dict)}

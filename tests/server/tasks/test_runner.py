@@ -530,3 +530,15 @@ async def test_durations_are_checked_up_front(store: InMemoryTaskStore) -> None:
     with pytest.raises(ValueError):
         await runner.create("t", {}, ttl_ms=-1)
     assert len(store) == 0
+
+
+async def test_a_task_created_without_starting_runs_on_start(store: InMemoryTaskStore) -> None:
+    tool = FakeTool(keys=())
+    runner = TaskRunner(store, tool)
+    created = await runner.create("t", {}, start=False)
+    assert not runner.running(created.task_id) and tool.runs == 0
+    runner.start(created.task_id)
+    assert (await settle(runner, created.task_id)).status == "completed"
+    runner.start(created.task_id)  # finished: nothing to run
+    await runner.wait(created.task_id)
+    assert tool.runs == 1

@@ -366,6 +366,13 @@ class TaskRunner:
 
     # -- running
 
+    def start(self, task_id: str) -> None:
+        """Run a task created with ``start=False`` (e.g. once its ``CreateTaskResult`` is on its way).
+
+        Only a task this runner holds the lease of actually runs; anything else is a no-op.
+        """
+        self._spawn(task_id)
+
     def running(self, task_id: str) -> bool:
         """Whether this process is running the task's body right now."""
         run = self._runs.get(task_id)
