@@ -10,7 +10,10 @@ Three ways to reach one SQLite file from the event loop, each doing the task eng
 * ``aiosqlite``: the aiosqlite package (its own thread and queue), if installed.
 
 Then the sizes: JSON body and row bytes per waiting task, file bytes per task, and the RSS a
-waiting task adds with the SQLite store. Results are in docs/decisions/tasks.md.
+waiting task adds with the SQLite store. Last the engine: ``TaskRunner`` over the SQLite store
+with a body that asks once, N tasks parked in ``input_required`` at once (RSS per waiting task,
+the issue's < 2 KiB target), then all answered through ``update`` (time per answered task).
+Results are in docs/decisions/tasks.md.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from elicitkit.server.tasks.runner import Finished, NeedsInput, Outcome, Question, TaskRunner
 from elicitkit.server.tasks.store import (
     OpenRequest,
     RecordedAnswer,
@@ -173,10 +177,53 @@ async def sizes(path: Path, n: int) -> dict[str, float]:
     }
 
 
+async def ask_once(tool: str, arguments: dict[str, Any], answers: Any) -> Outcome:
+    """A body that asks one question (the benchmark's task), then finishes with the answer."""
+    answer = answers.get("q1")
+    if answer is None:
+        return NeedsInput((Question("q1", QUESTION, "fp-q1"),))
+    return Finished({"content": [{"type": "text", "text": str(answer.response.get("content"))}]})
+
+
+async def engine(path: Path, n: int) -> dict[str, float]:
+    async with SQLiteTaskStore(path) as store:
+        runner = TaskRunner(store, ask_once)
+        warm = [await runner.create("deploy", {"service": "api"}) for _ in range(100)]
+        for record in warm:
+            await runner.wait(record.task_id)
+        before = rss()
+        start = time.perf_counter()
+        ids = []
+        for _ in range(n):
+            created = await runner.create("deploy", {"service": "api", "version": "1.2.3"})
+            ids.append(created.task_id)
+        for task_id in ids:
+            await runner.wait(task_id)
+        parked = time.perf_counter() - start
+        after = rss()
+        waiting = sum([(await runner.get(i)).status == "input_required" for i in ids])
+        start = time.perf_counter()
+        for task_id in ids:
+            await runner.update(task_id, {"q1": {"action": "accept", "content": {"approve": True}}})
+        for task_id in ids:
+            await runner.wait(task_id)
+        answered = time.perf_counter() - start
+        done = sum([(await runner.get(i)).status == "completed" for i in ids])
+        await runner.aclose()
+    assert waiting == n and done == n, (waiting, done)
+    return {
+        "engine_tasks": n,
+        "engine_rss_bytes_per_waiting_task": (after - before) / n,
+        "engine_us_per_task_created_and_parked": parked * 1e6 / n,
+        "engine_us_per_task_answered_and_finished": answered * 1e6 / n,
+    }
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=2000, help="cycles per round")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--engine", type=int, default=5000, help="tasks parked at once by the engine part")
     args = parser.parse_args()
     results: dict[str, list[float]] = {"private thread": [], "to_thread": [], "aiosqlite": []}
     with tempfile.TemporaryDirectory() as tmp:
@@ -197,6 +244,8 @@ async def main() -> None:
             else:
                 print(f"  {name:15s} not installed")
         for key, value in (await sizes(Path(tmp) / "sizes.db", 10_000)).items():
+            print(f"  {key}: {value:.0f}")
+        for key, value in (await engine(Path(tmp) / "engine.db", args.engine)).items():
             print(f"  {key}: {value:.0f}")
 
 
