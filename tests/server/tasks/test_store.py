@@ -292,6 +292,16 @@ async def test_closed_sqlite_store_refuses_work(tmp_path: Path) -> None:
         await store.get("x")
 
 
+async def test_sqlite_makes_a_private_file_in_a_new_directory(tmp_path: Path) -> None:
+    path = tmp_path / "state" / "deeper" / "tasks.db"
+    async with SQLiteTaskStore(path) as store:
+        await store.create(waiting_task())
+        made = sorted(p.name for p in path.parent.iterdir())
+        assert made == ["tasks.db", "tasks.db-shm", "tasks.db-wal"]
+        for name in made:  # the database and SQLite's -wal / -shm beside it, while open
+            assert (path.parent / name).stat().st_mode & 0o077 == 0, name
+
+
 def test_sqlite_rejects_an_unknown_synchronous_mode(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         SQLiteTaskStore(tmp_path / "x.db", synchronous="SOMETIMES")  # type: ignore[arg-type]

@@ -16,7 +16,9 @@ is the contract suite they should pass.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+import os
 import sqlite3
 import threading
 from abc import ABC, abstractmethod
@@ -332,6 +334,7 @@ class SQLiteTaskStore(TaskStore):
     * ``synchronous``: ``NORMAL`` (default) keeps every committed task through a killed process;
       ``FULL`` also through a power cut, at a cost per write.
     * ``busy_timeout`` (seconds): how long a write waits for another process's write to finish.
+    * A new file is created (with its directory) readable by this user only: it holds answers.
     * Each write is one statement, so a compare-and-set is atomic without a transaction.
     """
 
@@ -355,6 +358,11 @@ class SQLiteTaskStore(TaskStore):
     # -- plumbing
 
     def _connect(self) -> sqlite3.Connection:
+        # answers can be personal: a new file (and SQLite's -wal/-shm, which copy its mode) is
+        # readable by this user only
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
         conn = sqlite3.connect(self.path, isolation_level=None, timeout=self._busy_ms / 1000)
         conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
         conn.execute("PRAGMA journal_mode = WAL")
