@@ -37,7 +37,7 @@ def _parses_or_rejects(parse: Any, value: Any) -> Any:
 
 
 @hypothesis.given(params)
-@hypothesis.settings(max_examples=300, deadline=None)
+@hypothesis.settings(max_examples=150, deadline=None)
 def test_get_and_cancel_parsers(value: Any) -> None:
     for parse in (t.parse_get, t.parse_cancel):
         ref = _parses_or_rejects(parse, value)
@@ -47,7 +47,7 @@ def test_get_and_cancel_parsers(value: Any) -> None:
 
 
 @hypothesis.given(params)
-@hypothesis.settings(max_examples=300, deadline=None)
+@hypothesis.settings(max_examples=150, deadline=None)
 def test_update_parser(value: Any) -> None:
     update = _parses_or_rejects(t.parse_update, value)
     if update is not None:
@@ -70,7 +70,7 @@ def test_timestamps_round_trip_to_the_millisecond(ts: float) -> None:
         ),
     )
 )
-@hypothesis.settings(max_examples=300, deadline=None)
+@hypothesis.settings(max_examples=150, deadline=None)
 def test_listen_filter_parser(value: Any) -> None:
     from elicitkit.protocol.subscriptions import parse_listen
 

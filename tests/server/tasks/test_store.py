@@ -374,7 +374,7 @@ _RSS_PROBE = textwrap.dedent(
 def test_sqlite_rss_per_waiting_task_is_under_2_kib(
     tmp_path: Path, record_property: Callable[[str, object], None]
 ) -> None:
-    n = 5000
+    n = 3000
     out = subprocess.run(
         [sys.executable, "-c", _RSS_PROBE, str(tmp_path / "tasks.db"), str(Path(__file__).parent), str(n)],
         capture_output=True,
