@@ -1,0 +1,102 @@
+"""Task changes fanned out to listen streams: filtered by id, newest state per task, bounded."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from elicitkit.protocol.tasks import task_notification
+from elicitkit.server.tasks import InMemoryTaskStore, RecordedAnswer, TaskRecord
+from elicitkit.server.tasks.events import TaskEvents
+from elicitkit.server.tasks.runner import Finished, NeedsInput, Outcome, Question, TaskRunner
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(10)]
+
+
+def record(task_id: str, status: str = "working", **changes: Any) -> TaskRecord:
+    base = TaskRecord(task_id, "t", {}, status, 1.0, 2.0, 60_000)
+    return dataclasses.replace(base, **changes)
+
+
+async def test_a_stream_gets_only_the_tasks_it_asked_for() -> None:
+    events = TaskEvents()
+    stream = events.subscribe(["a"])
+    events.publish(record("b"))
+    events.publish(record("a", status_message="started"))
+    view = await asyncio.wait_for(anext(stream), 1)
+    assert view.task_id == "a" and view.status_message == "started"
+    stream.close()
+    with pytest.raises(StopAsyncIteration):
+        await anext(stream)
+
+
+async def test_a_slow_stream_keeps_only_the_newest_state_per_task() -> None:
+    events = TaskEvents()
+    stream = events.subscribe(["a", "b"])
+    events.publish(record("a", status_message="1"))
+    events.publish(record("b", status_message="1"))
+    events.publish(record("a", status="input_required", status_message="2"))
+    first, second = await anext(stream), await anext(stream)
+    assert (first.task_id, first.status_message) == ("b", "1")  # ordered by the latest change
+    assert (second.task_id, second.status, second.status_message) == ("a", "input_required", "2")
+    assert not stream._pending  # nothing else is held
+
+
+async def test_every_stream_watching_a_task_gets_it_and_closing_unregisters() -> None:
+    events = TaskEvents()
+    one, two = events.subscribe(["a"]), events.subscribe(["a", "c"])
+    assert events.watching("a") == 2
+    events.publish(record("a"))
+    assert (await anext(one)).task_id == (await anext(two)).task_id == "a"
+    async with one:
+        pass
+    assert events.watching("a") == 1 and events.watching("c") == 1
+    two.close()
+    two.close()  # twice is fine
+    assert events.watching("a") == events.watching("c") == 0
+    events.publish(record("a"))  # nobody listens: nothing happens
+
+
+async def test_a_waiting_reader_wakes_on_publish_and_on_close() -> None:
+    events = TaskEvents()
+    stream = events.subscribe(["a"])
+    reader = asyncio.create_task(anext(stream))
+    await asyncio.sleep(0)
+    events.publish(record("a", status="completed", result={"content": []}))
+    assert (await asyncio.wait_for(reader, 1)).status == "completed"
+    waiting = asyncio.create_task(anext(stream))
+    await asyncio.sleep(0)
+    stream.close()
+    with pytest.raises(StopAsyncIteration):
+        await asyncio.wait_for(waiting, 1)
+
+
+async def test_the_runner_reports_a_task_life_to_its_listeners() -> None:
+    events = TaskEvents()
+
+    async def body(tool: str, args: dict[str, Any], answers: Mapping[str, RecordedAnswer]) -> Outcome:
+        if "q1" not in answers:
+            return NeedsInput((Question("q1", {"method": "elicitation/create", "params": {}}, "fp"),))
+        return Finished({"content": [{"type": "text", "text": "done"}]})
+
+    runner = TaskRunner(InMemoryTaskStore(), body, on_change=events.publish)
+    created = await runner.create("t", {}, start=False)
+    seen: list[str] = []
+    async with events.subscribe([created.task_id]) as stream:
+        runner.start(created.task_id)
+        view = await asyncio.wait_for(anext(stream), 1)
+        seen.append(view.status)
+        assert task_notification(view, 9)["params"]["inputRequests"] == {
+            "q1": {"method": "elicitation/create", "params": {}}
+        }
+        await runner.update(created.task_id, {"q1": {"action": "accept", "content": {}}})
+        async for view in stream:
+            seen.append(view.status)
+            if view.status == "completed":
+                break
+    assert seen[0] == "input_required" and seen[-1] == "completed"
+    assert events.watching(created.task_id) == 0
