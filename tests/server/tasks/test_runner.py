@@ -542,3 +542,30 @@ async def test_a_task_created_without_starting_runs_on_start(store: InMemoryTask
     runner.start(created.task_id)  # finished: nothing to run
     await runner.wait(created.task_id)
     assert tool.runs == 1
+
+
+async def test_cancelling_a_waiter_cancels_the_waiter_not_the_run(store: InMemoryTaskStore) -> None:
+    gate = asyncio.Event()
+    tool = FakeTool(keys=(), gate=gate)
+    runner = TaskRunner(store, tool)
+    created = await runner.create("slow", {})
+    waiter = asyncio.create_task(runner.wait(created.task_id))
+    await asyncio.sleep(0.01)
+    waiter.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiter
+    assert runner.running(created.task_id)
+    gate.set()
+    assert (await settle(runner, created.task_id)).status == "completed"
+
+
+async def test_aclose_stops_runs_and_leaves_them_for_sweep(store: InMemoryTaskStore) -> None:
+    tool = FakeTool(keys=(), gate=asyncio.Event())
+    runner = TaskRunner(store, tool)
+    created = await runner.create("slow", {})
+    await asyncio.sleep(0.01)
+    await runner.aclose()
+    assert not runner.running(created.task_id)
+    left = await runner.get(created.task_id)
+    assert left.status == "working" and left.lease_owner == runner.runner_id
+    assert tool.side_effects == []

@@ -22,7 +22,6 @@ See docs/decisions/tasks.md.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import logging
 import time
@@ -381,18 +380,18 @@ class TaskRunner:
     async def wait(self, task_id: str) -> None:
         """Wait until this process's run of the task (if any) has committed or given up."""
         run = self._runs.get(task_id)
-        if run is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.shield(run)
+        if run is None:
+            return
+        try:
+            await asyncio.shield(run)
+        except asyncio.CancelledError:
+            if not run.cancelled():
+                raise  # the waiter itself was cancelled, not the run
 
     async def aclose(self) -> None:
         """Stop every run of this process; their tasks keep a lapsed lease for ``sweep`` to settle."""
-        runs = list(self._runs.values())
-        for run in runs:
-            run.cancel()
-        for run in runs:
-            with contextlib.suppress(asyncio.CancelledError):
-                await run
+        for run in list(self._runs.values()):
+            await _reap(run)
 
     def _spawn(self, task_id: str) -> None:
         current = self._runs.get(task_id)
@@ -426,9 +425,7 @@ class TaskRunner:
         try:
             outcome = await self._await_with_heartbeat(task_id, body)
         except asyncio.CancelledError:
-            body.cancel()
-            with contextlib.suppress(BaseException):
-                await body
+            await _reap(body)
             raise
         if outcome is not None:
             await self._commit(task_id, outcome)
@@ -441,9 +438,7 @@ class TaskRunner:
             if done:
                 return self._outcome_of(task_id, body)
             if not await self._renew(task_id):
-                body.cancel()
-                with contextlib.suppress(BaseException):
-                    await body
+                await _reap(body)
                 return None
 
     @staticmethod
@@ -548,6 +543,18 @@ class TaskRunner:
         ref = wire.parse_cancel(params)
         await self.cancel(ref.task_id, owner=owner)
         return wire.ack()
+
+
+async def _reap(task: asyncio.Task[Any]) -> None:
+    """Cancel a task and wait until it has finished; our own cancellation still propagates."""
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        if not task.cancelled():
+            raise  # we were cancelled while waiting
+    except Exception:
+        logger.debug("a cancelled task body raised on its way out", exc_info=True)
 
 
 def _next_key(key: str, issued: list[str]) -> str:
