@@ -371,7 +371,11 @@ async def test_guess_the_number_over_stdio() -> None:
 
             user.will(accept({"value": True}), cancel())
             gave_up = await client.call_tool("guess_the_number")
-            assert re.fullmatch(r"You gave up\. The number was (10|[1-9])\.", gave_up.text), gave_up.text
+            assert gave_up.text == "You gave up before the first guess."  # no guess, no secret drawn yet
+
+            user.will(accept({"value": True}), accept({"value": 3}), decline())
+            gave_up_later = await client.call_tool("guess_the_number", {"seed": 1})
+            assert re.fullmatch(r"You gave up\. The number was (10|[1-9])\.", gave_up_later.text), gave_up_later.text
 
             # always guessing 1: out of tries unless the number is small (then it is found)
             user.will(accept({"value": True}), *[accept({"value": 1})] * 5)
