@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 MARKER = "elicitkit_eras"
 ALL_ERAS = ("2025-06-18", "2025-11-25", "2026-07-28")  # kept equal to serving.ERAS (checked by the kit's tests)
-_CALL_FAILED = pytest.StashKey[bool]()
+_DID_NOT_PASS = pytest.StashKey[bool]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -97,8 +97,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
-    if call.when == "call" and report.failed and "elicitkit" in getattr(item, "fixturenames", ()):
-        item.stash[_CALL_FAILED] = True
+    if call.when in ("setup", "call") and not report.passed and "elicitkit" in getattr(item, "fixturenames", ()):
+        item.stash[_DID_NOT_PASS] = True
     return report
 
 
@@ -115,7 +115,7 @@ def elicitkit(request: pytest.FixtureRequest, elicitkit_case: Case) -> Iterator[
     """A scripted person and a way to connect servers to it, on this test's era and transport.
 
     At teardown every scripted answer that was never used is reported (unless the test
-    failed already: the leftovers would only repeat that failure).
+    failed or was skipped: the leftovers would only repeat that).
     """
     from elicitkit.testing.kit.kit import Kit
 
@@ -130,5 +130,5 @@ def elicitkit(request: pytest.FixtureRequest, elicitkit_case: Case) -> Iterator[
     )
     yield kit
     problems = kit.close()
-    if problems and not node.stash.get(_CALL_FAILED, False):
+    if problems and not node.stash.get(_DID_NOT_PASS, False):
         pytest.fail("elicitkit: the script was not played out:\n  " + "\n  ".join(problems), pytrace=False)
