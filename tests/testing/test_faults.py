@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from elicitkit import MCPError
@@ -77,6 +79,6 @@ async def test_a_server_defined_in_a_function_cannot_go_to_a_child_process(elici
     from elicitkit import Server
 
     local = Server("local")
-    with pytest.raises(RuntimeError, match="define 'local' at module level, or pass 'path/to/file.py:attr'"):
+    with pytest.raises(RuntimeError, match=re.escape("define 'local' at module level, or pass 'path/to/file.py:attr'")):
         async with elicitkit.connect(local, transport="stdio"):
             pass

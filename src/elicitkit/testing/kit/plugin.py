@@ -6,7 +6,7 @@ asks for the fixture.
 
 ``@pytest.mark.elicitkit_eras(*eras, transports=("memory",))`` runs the test once per era
 (all three when none is named) and transport. An ``async def`` test that uses the fixture
-runs under anyio without a marker of its own.
+runs on asyncio without a marker of its own.
 """
 
 from __future__ import annotations
@@ -44,28 +44,26 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-def _uses_kit(function: Any, marked: bool) -> bool:
-    if marked:
-        return True
-    try:
-        return "elicitkit" in inspect.signature(function).parameters
-    except (TypeError, ValueError):
-        return False
-
-
 @pytest.hookimpl(tryfirst=True)
-def pytest_pycollect_makeitem(collector: pytest.Module | pytest.Class, name: str, obj: object) -> None:
-    """``async def`` tests using the kit run under anyio (unless they chose a runner already)."""
-    if not (collector.istestfunction(obj, name) and inspect.iscoroutinefunction(obj)):
-        return
-    own = {mark.name for mark in getattr(obj, "pytestmark", ())}
-    marked = MARKER in own or collector.get_closest_marker(MARKER) is not None
-    if not _uses_kit(obj, marked):
-        return
-    if own & {"anyio", "asyncio", "trio"} or collector.get_closest_marker("anyio") is not None:
-        return
-    pytest.mark.anyio(obj)
-    pytest.mark.usefixtures("anyio_backend")(obj)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """Run an ``async def`` test that uses the kit on asyncio, unless another runner has it.
+
+    (A test marked ``anyio`` or ``asyncio`` stays with that plugin; async fixtures need one.)
+    """
+    function = pyfuncitem.obj
+    if not inspect.iscoroutinefunction(function) or "elicitkit" not in pyfuncitem.funcargs:
+        return None
+    if "anyio_backend" in pyfuncitem.funcargs or any(
+        pyfuncitem.get_closest_marker(name) is not None for name in ("anyio", "asyncio", "trio")
+    ):
+        return None
+    import functools
+
+    import anyio
+
+    arguments = {name: pyfuncitem.funcargs[name] for name in inspect.signature(function).parameters}
+    anyio.run(functools.partial(function, **arguments), backend="asyncio")
+    return True
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
