@@ -1,4 +1,4 @@
-"""Load an example as a fresh module, so each test starts from the example's own state."""
+"""The examples as the tests reach them: a fresh module each time, so each test starts from clean state."""
 
 from __future__ import annotations
 
@@ -22,3 +22,8 @@ def load_example(relative: str) -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def spec(relative: str, attr: str = "server") -> str:
+    """The kit's name for an example's server: ``/abs/path/example.py:server`` (loaded afresh per connection)."""
+    return f"{EXAMPLES / relative}:{attr}"

@@ -13,7 +13,18 @@ Installed with the package as a pytest plugin (the ``elicitkit`` fixture, the
 
 from elicitkit.testing.kit.asked import Question, Questions, schema_diff
 from elicitkit.testing.kit.kit import Case, Kit, tamper
-from elicitkit.testing.kit.script import Person, Scripted, accept, after, cancel, decline, hang_up, never, wrong
+from elicitkit.testing.kit.script import (
+    Person,
+    Scripted,
+    accept,
+    after,
+    cancel,
+    decline,
+    hang_up,
+    never,
+    reply,
+    wrong,
+)
 from elicitkit.testing.kit.serving import ERAS, TRANSPORTS
 
 __all__ = [
@@ -31,6 +42,7 @@ __all__ = [
     "decline",
     "hang_up",
     "never",
+    "reply",
     "schema_diff",
     "tamper",
     "wrong",

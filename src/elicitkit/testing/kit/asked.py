@@ -51,6 +51,7 @@ class Question:
     server: str | None
     era: str
     answer: str = ""  # what the script answered, in words
+    elicitation_id: str | None = None  # URL mode on 2025-11-25 (2026-07-28 has none)
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -120,7 +121,9 @@ class Questions:
     def record(self, request: FormRequest | UrlRequest, era: str) -> Question:
         server = request.origin.name if request.origin is not None else None
         if isinstance(request, UrlRequest):
-            question = Question(len(self._items) + 1, "url", request.message, None, request.url, server, era)
+            number = len(self._items) + 1
+            question = Question(number, "url", request.message, None, request.url, server, era)
+            question.elicitation_id = request.elicitation_id or None
         else:
             schema = request.requested_schema
             question = Question(len(self._items) + 1, "form", request.message, schema, None, server, era)

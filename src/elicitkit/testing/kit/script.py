@@ -11,6 +11,7 @@ whatever it foresaw that never happened, is reported in words a reader can act o
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
@@ -28,11 +29,14 @@ Matcher = str | re.Pattern[str]
 class Scripted:
     """One answer of the script: what the person does, and how."""
 
-    action: str  # accept, decline, cancel, never, wrong, hang_up
+    action: str  # accept, decline, cancel, never, wrong, hang_up, reply
     content: dict[str, Any] | None = None
     delay: float = 0.0
+    respond: Callable[[Question], Scripted | Awaitable[Scripted]] | None = field(default=None, compare=False)
 
     def describe(self) -> str:
+        if self.respond is not None:
+            return f"reply({getattr(self.respond, '__name__', 'function')})"
         text = self.action if self.content is None else f"{self.action} {self.content!r}"
         return f"{text} after {self.delay:g}s" if self.delay else text
 
@@ -65,6 +69,12 @@ def after(seconds: float, answer: Scripted) -> Scripted:
 def wrong(content: dict[str, Any]) -> Scripted:
     """Accept with ``content`` that does not fit the schema; it reaches the server unchecked."""
     return Scripted("wrong", dict(content))
+
+
+def reply(respond: Callable[[Question], Scripted | Awaitable[Scripted]]) -> Scripted:
+    """Work the answer out from the question: ``respond(question)`` (sync or async) returns one of
+    the answers above; an async one may act first, calling the server's callback tool, say."""
+    return Scripted("reply", respond=respond)
 
 
 def hang_up() -> Scripted:
@@ -183,6 +193,11 @@ class Person:
             self._unexpected.append(f"unexpected question #{question.number}: {question.describe()}; {script}")
             question.answer = "cancel (unexpected)"
             return ElicitationResult.cancel()
+        if answer.respond is not None:
+            worked_out = answer.respond(question)
+            answer = await worked_out if inspect.isawaitable(worked_out) else worked_out
+            if not isinstance(answer, Scripted) or answer.respond is not None:
+                raise TypeError(f"reply(...) must return accept(), decline(), ... not {answer!r}")
         question.answer = answer.describe()
         if answer.delay:
             await anyio.sleep(answer.delay)
