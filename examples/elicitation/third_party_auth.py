@@ -5,7 +5,9 @@ python examples/elicitation/third_party_auth.py --demo   # an in-memory client g
 
 ``list_events`` reads a (pretend) third-party calendar. Until the user has connected that
 calendar it raises :class:`UrlElicitationRequired`: on 2025-11-25 the call fails with error
--32042 carrying the consent URL; on 2026-07-28 the URL becomes an input request of the call.
+-32042 carrying the consent URL. 2026-07-28 has no -32042: there the tool asks for the URL
+with ``ctx.elicit_url`` (an input request of the call), so a decline ends the call with a
+clear error instead of the same URL coming back round after round.
 The user opens it, the provider redirects back to ``oauth_callback`` (an HTTP endpoint in a
 real server, a tool here), which stores the grant and, on 2025-11-25, sends
 ``notifications/elicitation/complete`` to the session that asked. Then the call is retried.
@@ -40,8 +42,11 @@ from elicitkit.elicitation.results import ElicitationResult
 server = Server("calendar-bridge", "1.0.0", instructions="Reads your Example Calendar once you have connected it.")
 
 ACCOUNT = "ada@example.com"
-# Only this era has elicitation ids and the completion notice (2026-07-28 retries on "accept").
+EVENTS = "Next events: 09:00 stand-up, 12:30 lunch with Ada, 16:00 release review."
+# Only this era has -32042, elicitation ids and the completion notice.
 COMPLETION_NOTICE_ERAS = frozenset({"2025-11-25"})
+# Here a URL is a question of the call itself, answered in the retry: a decline can be seen.
+ROUND_ERAS = frozenset({"2026-07-28"})
 
 
 @dataclass
@@ -60,23 +65,26 @@ grants: dict[str, str] = {}  # account -> access token
 @server.tool()
 async def list_events(ctx: Context, account: str = ACCOUNT) -> str:
     """List the user's next calendar events (needs their consent at the calendar provider)."""
-    if account not in grants:
-        state = waiting.get(account)
-        if state is None:
-            state = waiting[account] = secrets.token_urlsafe(8)
-        notify = weakref.ref(ctx.session) if ctx.protocol_version in COMPLETION_NOTICE_ERAS else None
-        pending[state] = Consent(account, notify)
-        raise UrlElicitationRequired(
-            [
-                UrlRequest(
-                    "Connect your Example Calendar account.",
-                    f"https://calendar.example.com/oauth/authorize?client_id=bridge&state={state}",
-                    elicitation_id=state,
-                )
-            ],
-            "Example Calendar access is needed first.",
-        )
-    return "Next events: 09:00 stand-up, 12:30 lunch with Ada, 16:00 release review."
+    if account in grants:
+        return EVENTS
+    state = waiting.get(account)
+    if state is None:
+        state = waiting[account] = secrets.token_urlsafe(8)
+    notify = weakref.ref(ctx.session) if ctx.protocol_version in COMPLETION_NOTICE_ERAS else None
+    pending[state] = Consent(account, notify)
+    consent = UrlRequest(
+        "Connect your Example Calendar account.",
+        f"https://calendar.example.com/oauth/authorize?client_id=bridge&state={state}",
+        elicitation_id=state,
+    )
+    if ctx.protocol_version in ROUND_ERAS and "url" in ctx.client_capabilities.get("elicitation", {}):
+        # The URL is a question of this call; the retry brings the person's answer (keyed by the state).
+        answer = await ctx.elicit_url(consent.message, consent.url, key=state)
+        if account in grants:  # the provider called back while the person was on the page
+            return EVENTS
+        why = {"decline": "you declined", "cancel": "you dismissed it"}.get(answer.action, "consent not completed")
+        raise ToolError(f"Example Calendar access is needed first ({why}).")
+    raise UrlElicitationRequired([consent], "Example Calendar access is needed first.")
 
 
 @server.tool()
