@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -242,3 +244,17 @@ async def test_order(elicitkit):
             "*(run pytest --elicitkit-update-snapshots if the change is intended)",
         ]
     )
+
+
+def test_loading_the_plugin_imports_only_pytest() -> None:
+    """pytest loads the entry point in every run of every project that has elicitkit installed."""
+    code = "import sys, elicitkit_pytest; print(sorted(m for m in sys.modules if m.startswith('elicitkit')))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert loaded.stdout.strip() == "['elicitkit_pytest']"
+
+
+def test_the_plugin_and_the_kit_know_the_same_eras() -> None:
+    import elicitkit_pytest
+    from elicitkit.testing.kit import ERAS
+
+    assert elicitkit_pytest.ALL_ERAS == ERAS

@@ -1,8 +1,10 @@
-"""The pytest plugin (entry point ``pytest11: elicitkit``): the ``elicitkit`` fixture, one marker, one flag.
+"""The elicitkit pytest plugin (entry point ``pytest11: elicitkit``): the ``elicitkit`` fixture,
+the ``elicitkit_eras`` marker and the ``--elicitkit-update-snapshots`` flag.
 
-Off until used: a test that neither takes the ``elicitkit`` fixture nor carries the
-``elicitkit_eras`` marker is left exactly as it was. Nothing heavy is imported before a test
-asks for the fixture.
+Off until used: a test that neither takes the ``elicitkit`` fixture nor carries the marker is
+left exactly as it was. This module lives outside the ``elicitkit`` package so that pytest
+loading it imports nothing but pytest; the kit (:mod:`elicitkit.testing.kit`) is imported when
+a test first asks for the fixture.
 
 ``@pytest.mark.elicitkit_eras(*eras, transports=("memory",))`` runs the test once per era
 (all three when none is named) and transport. An ``async def`` test that uses the fixture
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
     from elicitkit.testing.kit.kit import Case, Kit
 
 MARKER = "elicitkit_eras"
-ALL_ERAS = ("2025-06-18", "2025-11-25", "2026-07-28")  # kept equal to serving.ERAS (checked by the kit's tests)
+ALL_ERAS = ("2025-06-18", "2025-11-25", "2026-07-28")  # equal to elicitkit.testing.kit.ERAS (a test checks)
 _DID_NOT_PASS = pytest.StashKey[bool]()
 
 
