@@ -153,3 +153,27 @@ def test_script_errors_are_caught_early() -> None:
         Person().when("Which evening?")
     with pytest.raises(ValueError, match="mode is 'form' or 'url'"):
         Person().when(None, accept(), mode="sms")
+
+
+@pytest.mark.elicitkit_eras("2026-07-28")
+async def test_never_on_2026_leaves_the_clients_call_waiting(elicitkit: Kit) -> None:
+    elicitkit.person.will(never())
+    async with elicitkit.connect(server) as client:
+        with anyio.move_on_after(0.5) as waited:
+            await client.call_tool("hurry")
+    assert waited.cancelled_caught  # no server timeout applies: nothing waits on a 2026 server
+    assert elicitkit.asked[0].answer == "never"
+
+
+async def test_assert_done_reports_once(elicitkit: Kit) -> None:
+    elicitkit.person.will(decline(), accept({"date": "2025-12-27"}))
+    elicitkit.person.when("Never asked?", cancel())
+    await elicitkit.call(server, "book")
+    with pytest.raises(AssertionError) as left:
+        elicitkit.person.assert_done()
+    assert str(left.value) == (
+        "the scripted person:\n"
+        "  scripted answer #2 (accept {'date': '2025-12-27'}) was never used\n"
+        "  answer(s) cancel for questions message 'Never asked?' were never used"
+    )
+    elicitkit.person.assert_done()  # said once: the teardown stays quiet

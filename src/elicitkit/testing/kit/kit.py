@@ -36,6 +36,7 @@ from elicitkit.testing.kit.serving import (
     serve_command,
     start_http_child,
 )
+from elicitkit.types import CallToolResult
 
 DEFAULT_ERA = "2025-11-25"
 DEFAULT_TIMEOUT = 30.0
@@ -173,7 +174,7 @@ class Kit:
 
     async def call(
         self, server: Server | str, tool: str, arguments: dict[str, Any] | None = None, **options: Any
-    ) -> Any:
+    ) -> CallToolResult:
         """Connect, call ``tool`` once, disconnect; the :class:`~elicitkit.types.CallToolResult`."""
         async with self.connect(server, **options) as client:
             return await client.call_tool(tool, arguments)

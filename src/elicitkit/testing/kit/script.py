@@ -263,7 +263,11 @@ class Person:
         return self.unexpected() + self.unused()
 
     def assert_done(self) -> None:
-        """Fail now if a question was unexpected or a scripted answer is left over."""
+        """Fail now if a question was unexpected or a scripted answer is left over (reported once)."""
         problems = self.problems()
+        for queued in self._queue:
+            queued.used = True
+        for rule in self._rules:
+            rule.used = max(rule.used, len(rule.answers))
         if problems:
             raise AssertionError("the scripted person:\n  " + "\n  ".join(problems))
