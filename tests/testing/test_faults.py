@@ -82,3 +82,11 @@ async def test_a_server_defined_in_a_function_cannot_go_to_a_child_process(elici
     with pytest.raises(RuntimeError, match=re.escape("define 'local' at module level, or pass 'path/to/file.py:attr'")):
         async with elicitkit.connect(local, transport="stdio"):
             pass
+
+
+async def test_a_failing_stdio_server_shows_its_stderr(elicitkit: Kit) -> None:
+    with pytest.raises(Exception) as failed:
+        async with elicitkit.connect(f"{__file__.replace('test_faults.py', 'broken.py')}:server", transport="stdio"):
+            pass
+    notes = "\n".join(getattr(failed.value, "__notes__", []))
+    assert "the stdio server's stderr" in notes and "RuntimeError: this server does not start" in notes

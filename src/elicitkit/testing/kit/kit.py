@@ -140,6 +140,7 @@ class Kit:
         if elicitation:
             options.update(elicitation_callback=self.person, elicitation_modes=modes)
         options.update(client_options_)
+        log: Any = None
         async with AsyncExitStack() as stack:
             if case.transport == "memory":
                 inner = Client(target.server).transport
@@ -158,6 +159,11 @@ class Kit:
             except Exception as exc:
                 for problem in self.person.unexpected():
                     exc.add_note(f"elicitkit: {problem}")
+                if log is not None:  # what the stdio server said, for the reader of the failure
+                    log.seek(0)
+                    said = log.read().decode(errors="replace").strip()
+                    if said:
+                        exc.add_note(f"elicitkit: the stdio server's stderr:\n{said[-3000:]}")
                 raise
             problems = self.person.unexpected()
             if problems:
