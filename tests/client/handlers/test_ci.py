@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -168,3 +173,87 @@ async def test_origin_reaches_the_handler() -> None:
     async with Client(_party_server(), elicitation_callback=spy) as client:
         await client.call_tool("book")
     assert seen and seen[0] is not None and seen[0].name == "party"
+
+
+# ----------------------------------------------------------------------------- repeated questions (issue 12, item 16)
+
+BISTRO_PATH = Path(__file__).resolve().parents[2] / "examples" / "elicitation" / "bistro.py"
+
+
+def _looping_server() -> Server:
+    server = Server("loop")
+
+    @server.tool()
+    async def insist(ctx: Context) -> str:
+        for asked in range(1, 1000):  # asks until refused, like bistro with a full default date
+            answer = await ctx.elicit("Try again?", bool)
+            if not (isinstance(answer, AcceptedElicitation) and answer.data):
+                return f"stopped after {asked} question(s): {answer.action}"
+        return "never stopped"
+
+    return server
+
+
+@pytest.mark.parametrize("mode", ["legacy", "modern"])
+async def test_defect_16_ci_handler_declines_a_question_repeated_endlessly(
+    mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="elicitkit.client.handlers.ci"):
+        async with Client(
+            _looping_server(),
+            mode=mode,  # type: ignore[arg-type]
+            elicitation_callback=CIHandler({"value": True}),
+            max_input_rounds=50,
+        ) as client:
+            result = await client.call_tool("insist")
+    assert result.text == "stopped after 4 question(s): decline"  # 3 answers, the 4th declined
+    [warning] = [r.getMessage() for r in caplog.records]
+    assert warning == (
+        "declined loop's question 'Try again?': the same question came 4 times in a row; answered 3 times "
+        "(max_repeats), declined now so the server does not ask forever"
+    )
+
+
+async def test_ci_handler_max_repeats_is_configurable_and_can_be_turned_off() -> None:
+    async with Client(_looping_server(), elicitation_callback=CIHandler({"value": True}, max_repeats=1)) as client:
+        assert (await client.call_tool("insist")).text == "stopped after 2 question(s): decline"
+    answers = CIHandler({"value": True}, max_repeats=None)
+    request = create_form_request("Try again?", {"value": {"type": "boolean"}}, required=["value"])
+    assert all([(await answers(request)).action == "accept" for _ in range(50)])
+    with pytest.raises(ValueError, match="max_repeats must be at least 1"):
+        CIHandler(max_repeats=0)
+
+
+async def test_ci_handler_counts_only_identical_questions_in_a_row() -> None:
+    answers = CIHandler({"value": True}, max_repeats=2)
+    same = create_form_request("Again?", {"value": {"type": "boolean"}}, required=["value"])
+    other = create_form_request("Other?", {"value": {"type": "boolean"}}, required=["value"])
+    other_schema = create_form_request("Again?", {"value": {"type": "boolean", "default": True}})
+    actions = [(await answers(request)).action.value for request in (same, same, other, same, same, other_schema)]
+    assert actions == ["accept"] * 6  # never more than 2 identical in a row
+    assert (await answers(other_schema)).action.value == "accept"
+    assert (await answers(other_schema)).action.value == "decline"
+    answers.reset()
+    assert (await answers(other_schema)).action.value == "accept"
+
+
+def test_defect_16_elicitkit_call_with_the_ci_ui_stops_a_looping_bistro() -> None:
+    """The command of the report: defaults that re-pick a full evening end in a decline, not 977 questions."""
+    with tempfile.TemporaryDirectory() as tmp:
+        defaults = Path(tmp) / "defaults.json"
+        defaults.write_text(json.dumps({"try_other": True}))
+        server = f"{sys.executable} {BISTRO_PATH}"
+        arguments = ["-a", "date=2025-12-25", "-a", "party_size=2", "--ui", "ci", "--defaults", str(defaults)]
+        ran = subprocess.run(
+            [sys.executable, "-m", "elicitkit.cli", "call", server, "book_table", *arguments],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+    assert ran.stdout == "No booking made: you declined another date.\n", ran.stderr
+    assert ran.returncode == 0
+    assert ran.stderr == (  # the 25th answered once, the 26th three times, then declined
+        "declined bistro's question 'We are full for 2 on 2025-12-26. Try another evening?': the same question "
+        "came 4 times in a row; answered 3 times (max_repeats), declined now so the server does not ask forever\n"
+    )

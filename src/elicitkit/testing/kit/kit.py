@@ -1,0 +1,299 @@
+"""The ``elicitkit`` fixture's object: connect a server to a scripted person, on one era and transport.
+
+One :class:`Kit` per test (per era and transport under the ``elicitkit_eras`` marker). It
+owns the person, the record of questions, the servers and child processes it started, and
+the faults a test can inject. Everything it starts it stops.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from elicitkit import Client, ConnectionClosed, Server
+from elicitkit.testing.kit.asked import Questions, schema_diff
+from elicitkit.testing.kit.script import Person
+from elicitkit.testing.kit.serving import (
+    ERAS,
+    MODERN_ERAS,
+    STATE_KEYS_ENV,
+    TRANSPORTS,
+    Child,
+    Tap,
+    child_env,
+    client_options,
+    http_in_process,
+    new_state_keys,
+    resolve,
+    serve_command,
+    start_http_child,
+)
+from elicitkit.types import CallToolResult
+
+DEFAULT_ERA = "2025-11-25"
+DEFAULT_TIMEOUT = 30.0
+UPDATE_FLAG = "--elicitkit-update-snapshots"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One cell of the era matrix."""
+
+    era: str
+    transport: str
+    id: str = ""
+
+    def __post_init__(self) -> None:
+        if self.era not in ERAS:
+            raise ValueError(f"unknown era {self.era!r}; the kit knows {', '.join(ERAS)}")
+        if self.transport not in TRANSPORTS:
+            raise ValueError(f"unknown transport {self.transport!r}; the kit knows {', '.join(TRANSPORTS)}")
+
+
+def tamper(state: str) -> str:
+    """``state`` with one character changed in the middle: what an attacker (or a bug) sends back."""
+    if not state:
+        return "x"
+    middle = len(state) // 2
+    swapped = "A" if state[middle] != "A" else "B"
+    return state[:middle] + swapped + state[middle + 1 :]
+
+
+class _ShortLived:
+    """A state codec that seals with a short lifetime: rounds expire while the test waits."""
+
+    def __init__(self, inner: Any, seconds: int) -> None:
+        self.inner = inner
+        self.seconds = seconds
+
+    def seal(self, payload: Any, binding: Any, **options: Any) -> Any:
+        return self.inner.seal(payload, binding, ttl_seconds=self.seconds)
+
+    def open(self, token: str, binding: Any) -> Any:
+        return self.inner.open(token, binding)
+
+
+class Kit:
+    """What the ``elicitkit`` fixture gives a test.
+
+    ``person`` is the scripted person (``person.will(...)``, ``person.when(...)``), ``asked``
+    the questions put to them. ``connect(server)`` yields a :class:`~elicitkit.Client` on
+    this test's era and transport; ``call(server, tool, args)`` is connect + one call.
+    """
+
+    def __init__(self, case: Case, *, snapshot_path: Path | None = None, update_snapshots: bool = False) -> None:
+        self.case = case
+        self.person = Person(era=case.era)
+        self.snapshot_path = snapshot_path
+        self.update_snapshots = update_snapshots
+        self.dropped = False
+        self._children: list[Child] = []
+
+    @property
+    def era(self) -> str:
+        return self.case.era
+
+    @property
+    def transport(self) -> str:
+        return self.case.transport
+
+    @property
+    def modern(self) -> bool:
+        """True on 2026-07-28: no session, questions travel in ``input_required`` rounds."""
+        return self.case.era in MODERN_ERAS
+
+    @property
+    def asked(self) -> Questions:
+        return self.person.asked
+
+    # -- connecting -------------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def connect(
+        self,
+        server: Server | str,
+        *,
+        elicitation: bool = True,
+        modes: tuple[str, ...] = ("form", "url"),
+        timeout: float | None = DEFAULT_TIMEOUT,
+        era: str | None = None,
+        transport: str | None = None,
+        **client_options_: Any,
+    ) -> AsyncIterator[Client]:
+        """A client on this test's era and transport, answered by the scripted person.
+
+        ``elicitation=False`` connects a client without the elicitation capability;
+        ``modes`` are the elicitation modes it declares. Other keywords go to ``Client``.
+        When the block ends, a question the script had no answer for fails the test.
+        """
+        case = Case(era or self.era, transport or self.transport)
+        target = resolve(server)
+        options: dict[str, Any] = {**client_options(case.era), "timeout": timeout}
+        if elicitation:
+            options.update(elicitation_callback=self.person, elicitation_modes=modes)
+        options.update(client_options_)
+        log: Any = None
+        async with AsyncExitStack() as stack:
+            if case.transport == "memory":
+                inner = Client(target.server).transport
+            elif case.transport == "http":
+                url = await stack.enter_async_context(http_in_process(target.server))
+                inner = Client(url).transport
+            else:
+                log = stack.enter_context(tempfile.TemporaryFile())  # noqa: SIM115 - closed by the stack
+                command = serve_command(target.require_spec("stdio"))
+                inner = Client(command, transport_options={"env": child_env(), "stderr": log}).transport
+            tap = Tap(inner, self.person.take_wrong)
+            self.person.on_hang_up = self._hang_up(tap)
+            try:
+                async with Client(tap, **options) as client:
+                    yield client
+            except Exception as exc:
+                for problem in self.person.unexpected():
+                    exc.add_note(f"elicitkit: {problem}")
+                if log is not None:  # what the stdio server said, for the reader of the failure
+                    log.seek(0)
+                    said = log.read().decode(errors="replace").strip()
+                    if said:
+                        exc.add_note(f"elicitkit: the stdio server's stderr:\n{said[-3000:]}")
+                raise
+            problems = self.person.unexpected()
+            if problems:
+                foresaw = "the scripted person was asked what the script did not foresee:\n  "
+                raise AssertionError(foresaw + "\n  ".join(problems))
+
+    def _hang_up(self, tap: Tap) -> Any:
+        async def hang_up() -> None:
+            self.dropped = True
+            await tap.hang_up()
+            raise ConnectionClosed("the test dropped the connection (hang_up)")
+
+        return hang_up
+
+    async def call(
+        self, server: Server | str, tool: str, arguments: dict[str, Any] | None = None, **options: Any
+    ) -> CallToolResult:
+        """Connect, call ``tool`` once, disconnect; the :class:`~elicitkit.types.CallToolResult`."""
+        async with self.connect(server, **options) as client:
+            return await client.call_tool(tool, arguments)
+
+    # -- faults: 2026 rounds ----------------------------------------------------------------
+
+    def _need_modern(self, what: str) -> None:
+        if not self.modern:
+            import pytest
+
+            pytest.skip(f"{what} exists on 2026-07-28 only (this case runs {self.era})")
+
+    async def first_round(self, client: Client, tool: str, arguments: dict[str, Any] | None = None) -> Any:
+        """Call ``tool`` and stop at its first ``input_required`` round (skips the test before 2026)."""
+        self._need_modern("requestState")
+        pending = await client.call_tool(tool, arguments, input_required="return")
+        if not hasattr(pending, "request_state"):
+            raise AssertionError(f"{tool} finished without asking anything: {pending.text!r}")
+        return pending
+
+    async def retry(self, client: Client, pending: Any, *, state: str | None = None) -> Any:
+        """Answer ``pending``'s questions through the person and send the retry, with ``state``
+        instead of the server's when given (see :func:`tamper`). The raw result dict."""
+        if state is not None:
+            pending = pending.model_copy(update={"request_state": state})
+        return await client.resume(pending)
+
+    @contextlib.contextmanager
+    def short_lived_states(self, server: Server, seconds: int = 1) -> Iterator[None]:
+        """States sealed inside the block expire after ``seconds`` (in-process servers only)."""
+        if self.transport == "stdio":
+            raise RuntimeError("short_lived_states needs the server in this process (memory or http)")
+        codec = server.state_codec
+        server.state_codec = _ShortLived(codec, seconds)
+        try:
+            yield
+        finally:
+            server.state_codec = codec
+
+    async def wait_until_expired(self, seconds: int = 1) -> None:
+        """Sleep past a :meth:`short_lived_states` lifetime (whole seconds are stamped)."""
+        await anyio.sleep(seconds + 1.1)
+
+    # -- faults: processes ------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def processes(
+        self, server: Server | str, count: int = 2, *, shared_keys: bool = True, **options: Any
+    ) -> AsyncIterator[list[Client]]:
+        """``count`` child processes serving ``server`` over HTTP, one client on each (this era).
+
+        With ``shared_keys`` they all get one ``ELICITKIT_STATE_KEYS``, so a round begun on one
+        can be retried on another; without, each has its own key and refuses the others' state.
+        """
+        spec = resolve(server).require_spec("processes")
+        shared = new_state_keys()
+        children: list[Child] = [None] * count  # type: ignore[list-item]
+
+        async def start(i: int) -> None:
+            env = child_env({STATE_KEYS_ENV: shared if shared_keys else new_state_keys()})
+            children[i] = await anyio.to_thread.run_sync(start_http_child, spec, env)
+
+        try:
+            async with anyio.create_task_group() as tg:
+                for i in range(count):
+                    tg.start_soon(start, i)
+            self._children.extend(children)
+            base: dict[str, Any] = {**client_options(self.era), "timeout": DEFAULT_TIMEOUT}
+            base.update(elicitation_callback=self.person)
+            base.update(options)
+            async with AsyncExitStack() as stack:
+                yield [await stack.enter_async_context(Client(child.url, **base)) for child in children]
+        finally:
+            for child in children:
+                if child is not None:
+                    child.stop()
+
+    def process_logs(self) -> list[str]:
+        """What each child process started by :meth:`processes` wrote (for assertions on logs)."""
+        return [child.output() for child in self._children]
+
+    # -- snapshots --------------------------------------------------------------------------
+
+    def assert_snapshot(self, name: str | None = None) -> None:
+        """The questions asked (message, mode, schema or URL) equal the stored snapshot.
+
+        Stored as JSON beside the test, in ``__snapshots__/<test file>/``; a missing or
+        outdated snapshot is written by ``pytest --elicitkit-update-snapshots``.
+        """
+        if self.snapshot_path is None:
+            raise RuntimeError("assert_snapshot needs the elicitkit fixture (it knows where the test lives)")
+        path = self.snapshot_path if name is None else self.snapshot_path.with_name(f"{name}.json")
+        asked = [question.snapshot() for question in self.asked]
+        if self.update_snapshots:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(asked, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+            return
+        if not path.is_file():
+            raise AssertionError(f"no snapshot {path}; run pytest {UPDATE_FLAG} to write it")
+        stored = json.loads(path.read_text())
+        if stored != asked:
+            raise AssertionError(
+                f"the questions differ from the snapshot {path.name}:\n"
+                + schema_diff(stored, asked, label="questions")
+                + f"\n(run pytest {UPDATE_FLAG} if the change is intended)"
+            )
+
+    # -- after the test ---------------------------------------------------------------------
+
+    def close(self) -> list[str]:
+        """Stop what is left, and say what the script expected that did not happen."""
+        for child in self._children:
+            child.stop()
+            child.log.close()
+        self._children.clear()
+        return self.person.problems()

@@ -1,0 +1,260 @@
+"""The plugin as a user meets it: the marker, the fixture, and the messages of failing tests (pytester)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+pytest_plugins = ["pytester"]
+pytestmark = pytest.mark.timeout(120)
+
+SERVER = """
+import re
+import pytest
+from pydantic import BaseModel
+from elicitkit import AcceptedElicitation, Context, Server
+from elicitkit.testing.kit import accept, cancel, decline
+
+server = Server("shop")
+
+
+class Size(BaseModel):
+    x: int
+
+
+@server.tool()
+async def order(ctx: Context) -> str:
+    size = await ctx.elicit("How big?", Size)
+    if not isinstance(size, AcceptedElicitation):
+        return f"no order ({size.action})"
+    sure = await ctx.elicit(f"Order size {size.data.x}?", bool)
+    return "ordered" if isinstance(sure, AcceptedElicitation) and sure.data else "not ordered"
+"""
+
+
+def run(pytester: pytest.Pytester, tests: str, *args: str) -> pytest.RunResult:
+    pytester.makepyfile(test_shop=SERVER + tests)
+    return pytester.runpytest("-p", "no:cacheprovider", "-p", "no:randomly", *args)
+
+
+def test_the_marker_runs_the_test_once_per_era(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+@pytest.mark.elicitkit_eras()
+async def test_order(elicitkit):
+    elicitkit.person.will(accept({"x": 2}), accept({"value": True}))
+    assert (await elicitkit.call(server, "order")).text == "ordered"
+
+@pytest.mark.elicitkit_eras("2026-07-28", transports=("memory", "http"))
+async def test_modern(elicitkit):
+    elicitkit.person.will(decline())
+    assert (await elicitkit.call(server, "order")).text == "no order (decline)"
+""",
+        "-v",
+    )
+    result.assert_outcomes(passed=5)
+    result.stdout.fnmatch_lines(
+        [
+            "*test_order?2025-06-18? PASSED*",
+            "*test_order?2025-11-25? PASSED*",
+            "*test_order?2026-07-28? PASSED*",
+            "*test_modern?2026-07-28-memory? PASSED*",
+            "*test_modern?2026-07-28-http? PASSED*",
+        ]
+    )
+
+
+def test_an_answer_never_used_is_named_at_teardown(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+async def test_order(elicitkit):
+    elicitkit.person.will(decline(), accept({'x': 1}))
+    elicitkit.person.when("Never asked?", cancel())
+    assert (await elicitkit.call(server, "order")).text == "no order (decline)"
+""",
+    )
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*elicitkit: the script was not played out:",
+            "*scripted answer #2 (accept {'x': 1}) was never used",
+            "*answer(s) cancel for questions message 'Never asked?' were never used",
+        ]
+    )
+
+
+def test_a_question_the_script_did_not_foresee_fails_the_test(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+async def test_order(elicitkit):
+    elicitkit.person.will(accept({"x": 3}))
+    async with elicitkit.connect(server) as client:
+        result = await client.call_tool("order")
+    assert result.text == "not ordered"  # the unexpected question was cancelled
+""",
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*AssertionError: the scripted person was asked what the script did not foresee:",
+            "*unexpected question #2: 'Order size 3?' (form, fields: value); all 1 queued answer(s) were used already",
+        ]
+    )
+    assert "was not played out" not in result.stdout.str()  # no second report at teardown
+
+
+def test_an_unexpected_question_is_noted_on_the_tests_own_failure(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+async def test_order(elicitkit):
+    async with elicitkit.connect(server) as client:
+        await client.call_tool("order")
+        assert False, "the test's own failure"
+""",
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*the test's own failure*",
+            "*elicitkit: unexpected question #1: 'How big?' (form, fields: x); "
+            "the script has no answers (person.will(...) / person.when(...))",
+        ]
+    )
+
+
+def test_a_schema_mismatch_shows_a_diff_in_the_report(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+async def test_order(elicitkit):
+    elicitkit.person.will(cancel())
+    await elicitkit.call(server, "order")
+    elicitkit.asked[0].assert_schema({"type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"]})
+""",
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*question #1 'How big?': the requested schema differs:",
+            "*--- expected schema",
+            "*+++ asked schema",
+            '*-      "type": "number"',
+            '*+      "type": "integer"',
+        ]
+    )
+
+
+def test_the_marker_needs_the_fixture_and_known_eras(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+@pytest.mark.elicitkit_eras()
+def test_without_fixture():
+    pass
+""",
+    )
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*test_without_fixture: @pytest.mark.elicitkit_eras needs the elicitkit fixture*"])
+
+    result = run(
+        pytester,
+        """
+@pytest.mark.elicitkit_eras("2024-11-05")
+def test_old(elicitkit):
+    pass
+""",
+    )
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*unknown era '2024-11-05'; the kit knows 2025-06-18, 2025-11-25, 2026-07-28*"])
+
+
+def test_the_plugin_leaves_other_tests_alone(pytester: pytest.Pytester) -> None:
+    tests = """
+def test_plain(request):
+    assert "elicitkit_case" not in request.fixturenames
+    assert request.node.get_closest_marker("anyio") is None
+
+async def test_async_without_the_kit():
+    pass
+"""
+    with_kit = run(pytester, tests)
+    without = pytester.runpytest("-p", "no:elicitkit", "-p", "no:cacheprovider")
+    with_kit.assert_outcomes(passed=1, failed=1)  # the async test is not picked up by the kit...
+    without.assert_outcomes(passed=1, failed=1)  # ... exactly as without it
+    with_kit.stdout.fnmatch_lines(["*async def functions are not natively supported*"])
+    assert "elicitkit_case" not in pytester.runpytest("--fixtures-per-test").stdout.str()
+
+
+def test_snapshots_are_written_with_the_flag_then_compared(pytester: pytest.Pytester) -> None:
+    tests = """
+@pytest.mark.elicitkit_eras("2025-06-18", "2026-07-28")
+async def test_order(elicitkit):
+    elicitkit.person.will(accept({"x": 2}), decline())
+    await elicitkit.call(server, "order")
+    elicitkit.assert_snapshot()
+"""
+    missing = run(pytester, tests)
+    missing.assert_outcomes(failed=2)
+    missing.stdout.fnmatch_lines(
+        [
+            "*AssertionError: no snapshot *test_order?2025-06-18?.json; run pytest "
+            "--elicitkit-update-snapshots to write it"
+        ]
+    )
+
+    run(pytester, tests, "--elicitkit-update-snapshots").assert_outcomes(passed=2)
+    stored = pytester.path / "__snapshots__" / "test_shop" / "test_order[2026-07-28].json"
+    assert json.loads(stored.read_text()) == [
+        {
+            "message": "How big?",
+            "mode": "form",
+            "requestedSchema": {
+                "properties": {"x": {"title": "X", "type": "integer"}},
+                "required": ["x"],
+                "type": "object",
+            },
+        },
+        {
+            "message": "Order size 2?",
+            "mode": "form",
+            "requestedSchema": {
+                "properties": {"value": {"title": "Value", "type": "boolean"}},
+                "required": ["value"],
+                "type": "object",
+            },
+        },
+    ]
+    run(pytester, tests).assert_outcomes(passed=2)
+
+    changed = tests.replace('accept({"x": 2})', 'accept({"x": 7})')
+    outdated = run(pytester, changed)
+    outdated.assert_outcomes(failed=2)
+    outdated.stdout.fnmatch_lines(
+        [
+            "*the questions differ from the snapshot test_order?2025-06-18?.json:",
+            '*-    "message": "Order size 2?",',
+            '*+    "message": "Order size 7?",',
+            "*(run pytest --elicitkit-update-snapshots if the change is intended)",
+        ]
+    )
+
+
+def test_loading_the_plugin_imports_only_pytest() -> None:
+    """pytest loads the entry point in every run of every project that has elicitkit installed."""
+    code = "import sys, elicitkit_pytest; print(sorted(m for m in sys.modules if m.startswith('elicitkit')))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert loaded.stdout.strip() == "['elicitkit_pytest']"
+
+
+def test_the_plugin_and_the_kit_know_the_same_eras() -> None:
+    import elicitkit_pytest
+    from elicitkit.testing.kit import ERAS
+
+    assert elicitkit_pytest.ALL_ERAS == ERAS
