@@ -177,7 +177,7 @@ async def test_origin_reaches_the_handler() -> None:
 
 # ----------------------------------------------------------------------------- repeated questions (issue 12, item 16)
 
-BISTRO_PATH = Path(__file__).resolve().parents[2] / "examples" / "elicitation" / "bistro.py"
+BISTRO_PATH = Path(__file__).resolve().parents[3] / "examples" / "elicitation" / "bistro.py"
 
 
 def _looping_server() -> Server:
