@@ -21,7 +21,7 @@ import pytest
 from pydantic import BaseModel
 
 from elicitkit import Client, Context, Server
-from elicitkit.client.elicitation import UrlElicitationRequiredError
+from elicitkit.client.responder import UrlElicitationRequiredError
 from elicitkit.elicitation.enums import TitledEnum
 from elicitkit.elicitation.requests import FormRequest, UrlRequest
 from elicitkit.elicitation.results import ElicitationResult

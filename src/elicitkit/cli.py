@@ -26,8 +26,8 @@ import click
 from elicitkit.client.client import Client, ClientMode
 from elicitkit.client.handlers.ci import CIHandler
 from elicitkit.client.handlers.policy import AuditLog, Policy, RateLimit
+from elicitkit.client.results import CallToolResult, ImageContent, TextContent, Tool
 from elicitkit.protocol.errors import MCPError
-from elicitkit.types import CallToolResult, ImageContent, TextContent, Tool
 
 UI_CHOICES = ("auto", "terminal", "browser", "ci")
 

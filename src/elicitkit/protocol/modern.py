@@ -39,6 +39,20 @@ REMOVED_METHODS = frozenset({"initialize", "ping", "logging/setLevel", "resource
 REMOVED_NOTIFICATIONS = frozenset({"notifications/initialized", "notifications/roots/list_changed"})
 # Methods whose results may be an InputRequiredResult.
 MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+# What a 2026 server may put in ``inputRequests``, and the probe a 2026 client opens with.
+INPUT_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
+DISCOVER = "server/discover"
+
+
+def mutual_version(preferred: str, supported: object) -> str | None:
+    """The 2026 version to speak with a server that lists ``supported`` (ours first), or None."""
+    if not isinstance(supported, list):
+        return None
+    if preferred in supported:
+        return preferred
+    return next((v for v in MODERN_VERSIONS if v in supported), None)
+
+
 # Methods whose target travels in Mcp-Name, and the param holding it.
 NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 

@@ -1,4 +1,4 @@
-"""Client side of multi-round-trip requests (2026-07-28): what an ``input_required`` result is.
+"""The 2026-07-28 multi-round-trip driver: ``input_required`` results, answered and retried.
 
 A 2026 server that needs something from the client (an answer to a form, a sampled message,
 the client's roots) does not ask with a request of its own: it finishes ``tools/call``,
@@ -8,20 +8,25 @@ gathers every requested input and sends the same request again, as a new request
 
 :class:`InputRequiredResult` keeps the method and the original params with the server's
 requests, so it can be stored (``to_json``/``from_json``) and resumed by another process.
+:func:`drive` is the one loop that does it; the :class:`~elicitkit.Client` only calls it.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
 
+import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
-from elicitkit.protocol.modern import RESULT_COMPLETE, RESULT_INPUT_REQUIRED
+from elicitkit.protocol.modern import MRTR_METHODS, RESULT_COMPLETE, RESULT_INPUT_REQUIRED
 
 ELICIT = "elicitation/create"
 SAMPLE = "sampling/createMessage"
 LIST_ROOTS = "roots/list"
-INPUT_METHODS = frozenset({ELICIT, SAMPLE, LIST_ROOTS})
+
+InputRequiredHandling = Literal["handle", "return"]
+MAX_BACKOFF = 2.0
 
 
 class MultiRoundTripError(Exception):
@@ -128,3 +133,50 @@ def retry_params(
     if request_state is not None:
         out["requestState"] = request_state
     return out
+
+
+SendRound = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
+AnswerRound = Callable[[InputRequiredResult], Awaitable[dict[str, Any]]]
+
+
+async def drive(
+    send: SendRound,
+    answer: AnswerRound,
+    method: str,
+    params: dict[str, Any],
+    *,
+    input_responses: dict[str, Any] | None = None,
+    request_state: str | None = None,
+    input_required: InputRequiredHandling = "handle",
+    max_rounds: int = 10,
+    backoff: float = 0.05,
+) -> dict[str, Any] | InputRequiredResult:
+    """Send ``method`` until it completes: each ``input_required`` round is answered in full by
+    ``answer`` and the request sent again (a new request) with the responses and the state,
+    untouched. ``input_required="return"`` hands the first unanswered round back instead."""
+    if input_required not in ("handle", "return"):
+        raise ValueError(f"input_required must be 'handle' or 'return', not {input_required!r}")
+    responses, state = input_responses, request_state
+    rounds = idle = 0
+    while True:
+        result = await send(method, retry_params(params, responses, state))
+        if result_type(result) != RESULT_INPUT_REQUIRED:
+            return result
+        if method not in MRTR_METHODS:
+            raise InvalidResultType(f"{method} may not answer input_required")
+        pending = InputRequiredResult.from_wire(method, params, result)
+        if input_required == "return":
+            return pending
+        rounds += 1
+        if rounds > max_rounds:
+            raise TooManyInputRounds(
+                f"{method} still needs input after {max_rounds} rounds (max_input_rounds); giving up"
+            )
+        if pending.input_requests:
+            responses = await answer(pending)
+            idle = 0
+        else:  # state only: the server is working on something; do not hammer it
+            responses = None
+            await anyio.sleep(min(backoff * (2**idle), MAX_BACKOFF))
+            idle += 1
+        state = pending.request_state

@@ -1,7 +1,10 @@
-"""The client half of elicitation: one callback for both modes, checked answers, completions.
+"""Answering the server: its requests (2025 eras) and the input requests of its results (2026).
 
-A server's question is parsed through the shared schema gate into a
-:class:`~elicitkit.elicitation.requests.FormRequest` or
+Both eras end in the same callbacks: a legacy server sends ``elicitation/create``,
+``sampling/createMessage`` or ``roots/list`` as requests of its own (:meth:`Responder.on_request`);
+a 2026 server lists the same requests in an ``input_required`` result
+(:meth:`Responder.answer_round`). Elicitation is the heart of it. A server's question is
+parsed through the shared schema gate into a :class:`~elicitkit.elicitation.requests.FormRequest` or
 :class:`~elicitkit.elicitation.requests.UrlRequest` (with the :class:`Origin` asking), handed
 to the callback, and the callback's answer is validated, with schema defaults filled in, by
 the same code the server uses before anything goes back on the wire.
@@ -13,22 +16,43 @@ import functools
 import inspect
 import logging
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractContextManager as ContextManager
 from dataclasses import replace
 from typing import Any
 
 import anyio
 
+from elicitkit.client.rounds import (
+    ELICIT,
+    LIST_ROOTS,
+    SAMPLE,
+    InputRequest,
+    InputRequestViolation,
+    InputRequiredResult,
+    MultiRoundTripError,
+)
 from elicitkit.elicitation.answers import parse_result
 from elicitkit.elicitation.errors import InvalidAnswer
 from elicitkit.elicitation.requests import ElicitRequest, FormRequest, InvalidRequest, Origin, UrlRequest, parse_request
 from elicitkit.elicitation.results import ElicitationResult
-from elicitkit.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, URL_ELICITATION_REQUIRED, MCPError
-from elicitkit.protocol.versions import Era, declares_elicitation_modes, era_of
+from elicitkit.protocol.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    URL_ELICITATION_REQUIRED,
+    MCPError,
+)
+from elicitkit.protocol.modern import INPUT_METHODS
+from elicitkit.protocol.versions import Era, declares_elicitation_modes, era_of, is_modern
 
+# The logger keeps its historical name: users filter on it.
 logger = logging.getLogger("elicitkit.client.elicitation")
 
+JSON = dict[str, Any]
 ElicitationCallback = Callable[[ElicitRequest], Awaitable[ElicitationResult[Any] | dict[str, Any]]]
+SamplingCallback = Callable[[JSON], Awaitable[JSON]]
+RootsCallback = Callable[[], Awaitable[list[JSON]]]
 
 
 class UrlElicitationRequiredError(MCPError):
@@ -152,3 +176,99 @@ class ElicitationResponder:
             await event.wait()
             return True
         return False
+
+
+class Responder:
+    """Everything this client answers, whichever era asks: the callbacks and the capabilities they imply."""
+
+    def __init__(
+        self,
+        elicitation: ElicitationResponder,
+        sampling: SamplingCallback | None = None,
+        roots: Sequence[JSON] | RootsCallback | None = None,
+    ) -> None:
+        self.elicitation = elicitation
+        self.sampling = sampling
+        self.roots = roots
+
+    def capabilities(self, version: str) -> JSON:
+        """What this client declares for ``version`` (2026 has no ``roots.listChanged``: that notification is gone)."""
+        caps: JSON = {}
+        elicitation = self.elicitation.capability(version)
+        if elicitation is not None:
+            caps["elicitation"] = elicitation
+        if self.sampling is not None:
+            caps["sampling"] = {}
+        if self.roots is not None:
+            caps["roots"] = {} if is_modern(version) else {"listChanged": True}
+        return caps
+
+    async def list_roots(self) -> JSON:
+        roots = await self.roots() if callable(self.roots) else list(self.roots or [])
+        return {"roots": roots}
+
+    # -- 2025 eras: the server's own requests ----------------------------------------------
+
+    async def on_request(
+        self, method: str, params: JSON, *, version: str, origin: Origin, paused: Callable[[], ContextManager[None]]
+    ) -> JSON:
+        """Answer one server-to-client request; ``paused`` stops our own request timeouts while a person answers."""
+        if method == "ping":
+            return {}
+        if method == ELICIT:
+            if self.elicitation.callback is None:
+                raise MCPError(METHOD_NOT_FOUND, "this client does not support elicitation")
+            with paused():
+                return await self.elicitation.answer(params, version=version, origin=origin)
+        if method == SAMPLE:
+            if self.sampling is None:
+                raise MCPError(METHOD_NOT_FOUND, "this client does not support sampling")
+            return await self.sampling(params)
+        if method == LIST_ROOTS:
+            if self.roots is None:
+                raise MCPError(METHOD_NOT_FOUND, "this client does not expose roots")
+            return await self.list_roots()
+        raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")
+
+    # -- 2026: the input requests of an input_required result -------------------------------
+
+    async def answer_round(self, pending: InputRequiredResult, *, version: str, origin: Origin) -> JSON:
+        """Answer every input request of ``pending``; all are checked before anyone is asked.
+
+        A request for a capability this client never declared is a protocol violation
+        (:class:`InputRequestViolation`), not a question.
+        """
+        for key, item in pending.input_requests.items():
+            self._check(key, item)
+        answers: JSON = {}
+        for key, item in pending.input_requests.items():
+            answers[key] = await self._answer(key, item, version=version, origin=origin)
+        return answers
+
+    def _check(self, key: str, item: InputRequest) -> None:
+        if item.method not in INPUT_METHODS:
+            raise InputRequestViolation(f"input request {key!r}: unknown method {item.method!r}")
+        if item.method == ELICIT:
+            if self.elicitation.callback is None:
+                raise InputRequestViolation(f"input request {key!r}: elicitation, which this client did not declare")
+            mode = item.params.get("mode", "form")
+            if mode not in self.elicitation.modes:
+                raise InputRequestViolation(f"input request {key!r}: elicitation mode {mode!r} was not declared")
+        elif item.method == SAMPLE:
+            if self.sampling is None:
+                raise InputRequestViolation(f"input request {key!r}: sampling, which this client did not declare")
+        elif self.roots is None:
+            raise InputRequestViolation(f"input request {key!r}: roots, which this client did not declare")
+
+    async def _answer(self, key: str, item: InputRequest, *, version: str, origin: Origin) -> JSON:
+        if item.method == ELICIT:
+            try:
+                return await self.elicitation.answer(item.params, version=version, origin=origin)
+            except MCPError as exc:
+                if exc.code == INVALID_PARAMS:
+                    raise InputRequestViolation(f"input request {key!r}: {exc.message}") from None
+                raise MultiRoundTripError(f"input request {key!r}: {exc.message}") from exc
+        if item.method == SAMPLE:
+            assert self.sampling is not None
+            return await self.sampling(item.params)
+        return await self.list_roots()
