@@ -87,7 +87,7 @@ class InMemoryServer(Protocol):
 def transport_for(target: object, **options: Any) -> ClientTransport:
     """A server object -> in-memory; ``http(s)://`` -> Streamable HTTP; anything else -> a command."""
     if isinstance(target, str) and target.startswith(("http://", "https://")):
-        from elicitkit.transports.http_client import StreamableHTTPTransport
+        from elicitkit.transports.http.client import StreamableHTTPTransport
 
         return StreamableHTTPTransport(target, **options)
     if isinstance(target, (str, list, tuple)):

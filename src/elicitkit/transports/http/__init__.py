@@ -1,0 +1,1 @@
+"""Streamable HTTP: the client transport (``client``) and the server side."""
