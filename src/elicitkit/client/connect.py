@@ -37,14 +37,13 @@ from elicitkit.protocol.errors import (
 )
 from elicitkit.protocol.handshake import INITIALIZE, INITIALIZED, ClientHandshake
 from elicitkit.protocol.jsonrpc import JSON, Notification, RequestId
-from elicitkit.protocol.modern import DISCOVER, Envelope, mutual_version, request_headers, wrap
+from elicitkit.protocol.modern import DISCOVER, Envelope, mutual_version, request_headers, speaks_modern, wrap
 from elicitkit.protocol.versions import (
     LATEST_LEGACY,
     LEGACY_VERSIONS,
     META_PROTOCOL_VERSION,
     META_SERVER_INFO,
     MODERN_2026,
-    MODERN_VERSIONS,
     Era,
 )
 from elicitkit.transports.base import ClientTransport
@@ -142,7 +141,7 @@ class Connection:
         self._capabilities = capabilities
         # A 2026 version we speak means the modern era; anything else (even an unknown future
         # date) is offered to ``initialize``, which settles on a version both sides know.
-        modern_offer = protocol_version in MODERN_VERSIONS
+        modern_offer = speaks_modern(protocol_version)
         self.handshake = ClientHandshake(
             protocol_version=LATEST_LEGACY if modern_offer else protocol_version, accepted_versions=LEGACY_VERSIONS
         )

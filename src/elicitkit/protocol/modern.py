@@ -44,6 +44,11 @@ INPUT_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "root
 DISCOVER = "server/discover"
 
 
+def speaks_modern(version: object) -> bool:
+    """True for a 2026-era version this library speaks (an unknown future date is not one)."""
+    return version in MODERN_VERSIONS
+
+
 def mutual_version(preferred: str, supported: object) -> str | None:
     """The 2026 version to speak with a server that lists ``supported`` (ours first), or None."""
     if not isinstance(supported, list):
