@@ -54,8 +54,12 @@ def test_client_compares_no_protocol_version_strings() -> None:
             and isinstance(node.body[0].value, ast.Constant)
         }
         for node in ast.walk(tree):
-            literal = isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
-            if literal and VERSION_LITERAL.match(node.value):  # type: ignore[attr-defined]
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and id(node) not in docstrings
+                and VERSION_LITERAL.match(node.value)
+            ):
                 offenders.append(f"{path.relative_to(CLIENT)}:{node.lineno}: {node.value!r}")
             if isinstance(node, ast.Compare) and any(
                 isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for op in node.ops
