@@ -55,7 +55,8 @@ CLIENT_MODES: tuple[ClientMode, ...] = ("auto", "legacy", "modern")
 
 # Errors only a 2026 server gives: seeing one in answer to the probe means the server is modern.
 _MODERN_ERRORS = frozenset({HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION})
-# What the HTTP transport puts in ``data`` of the local error for a request answered 404 for its session.
+# What an HTTP transport puts in ``data`` of the local error for a request answered 404 for its session
+# (transports/http/client.py says the same; neither imports the other).
 SESSION_EXPIRED_KEY = "sessionExpired"
 
 
