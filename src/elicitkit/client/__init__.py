@@ -6,5 +6,6 @@
 """
 
 from elicitkit.client.client import Client
+from elicitkit.client.connect import ModernNotSupported, ServerUnreachable, SessionExpired
 
-__all__ = ["Client"]
+__all__ = ["Client", "ModernNotSupported", "ServerUnreachable", "SessionExpired"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from contextlib import AsyncExitStack
+from contextlib import AbstractContextManager, AsyncExitStack
 from typing import Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel
@@ -36,9 +36,16 @@ from elicitkit.client.results import (
     ListToolsResult,
     ReadResourceResult,
 )
-from elicitkit.client.rounds import InputRequiredHandling, InputRequiredResult, InvalidResultType, drive, result_type
+from elicitkit.client.rounds import (
+    InputRequiredHandling,
+    InputRequiredResult,
+    InvalidResultType,
+    drive,
+    result_type,
+    retry_params,
+)
 from elicitkit.elicitation.requests import Origin
-from elicitkit.peer import IncomingRequest, Peer, ProgressCallback
+from elicitkit.peer import Peer, ProgressCallback
 from elicitkit.protocol.capabilities import declares
 from elicitkit.protocol.errors import URL_ELICITATION_REQUIRED, MCPError
 from elicitkit.protocol.handshake import ClientHandshake
@@ -130,7 +137,7 @@ class Client:
             protocol_version=protocol_version,
             client_info=self.client_info,
             capabilities=self.responder.capabilities,
-            on_request=self._on_request,
+            on_request=self.responder.on_request,
             on_notification=self._on_notification,
             timeout=timeout,
             discover_timeout=discover_timeout,
@@ -145,6 +152,7 @@ class Client:
         self.max_input_rounds = max_input_rounds
         self.input_backoff = input_backoff
         self._stack: AsyncExitStack | None = None
+        self.responder.asked = self
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -218,6 +226,15 @@ class Client:
         return self.responder.capabilities(self.connection.modern_version)
 
     @property
+    def asked_version(self) -> str:
+        """The version a legacy server's own requests are read in."""
+        return self.handshake.negotiated_version or self.handshake.protocol_version
+
+    def timeouts_paused(self) -> AbstractContextManager[None]:
+        """Our own requests' timeouts stand still inside this block (a person is answering)."""
+        return self.peer.timeouts_paused()
+
+    @property
     def origin(self) -> Origin:
         """Who this client is talking to, as shown to a person asked a question."""
         info = self.server_info
@@ -246,7 +263,7 @@ class Client:
         return await self.connection.request(method, params, timeout=timeout, on_progress=on_progress)
 
     async def _typed(self, model: type[M], method: str, params: JSON | None = None, **kw: Any) -> M:
-        result = await self.request(method, params, **kw)
+        result = await self.connection.request(method, params, **kw)
         if result_type(result) == RESULT_INPUT_REQUIRED:
             raise InvalidResultType(f"{method} may not answer input_required")
         return model.model_validate(result)
@@ -432,20 +449,29 @@ class Client:
         input_responses: JSON | None = None,
         request_state: str | None = None,
     ) -> JSON | InputRequiredResult:
-        async def send(method: str, params: JSON) -> JSON:
-            return await self.request(method, params, timeout=timeout, on_progress=on_progress)
-
-        return await drive(
-            send,
-            self.answer_input_requests,
-            method,
-            params,
-            input_responses=input_responses,
-            request_state=request_state,
-            input_required=input_required,
-            max_rounds=self.max_input_rounds,
-            backoff=self.input_backoff,
+        if input_required not in ("handle", "return"):
+            raise ValueError(f"input_required must be 'handle' or 'return', not {input_required!r}")
+        request = self.connection.request
+        # The first round inline: a call that needs no input costs no more than a plain request.
+        result = await request(
+            method, retry_params(params, input_responses, request_state), timeout=timeout, on_progress=on_progress
         )
+        if result_type(result) == RESULT_INPUT_REQUIRED:
+
+            async def send(method: str, params: JSON) -> JSON:
+                return await request(method, params, timeout=timeout, on_progress=on_progress)
+
+            return await drive(
+                send,
+                self.answer_input_requests,
+                method,
+                params,
+                first=result,
+                input_required=input_required,
+                max_rounds=self.max_input_rounds,
+                backoff=self.input_backoff,
+            )
+        return result
 
     async def answer_input_requests(self, pending: InputRequiredResult) -> JSON:
         """This client's answers to every input request of ``pending``, through its callbacks.
@@ -540,12 +566,6 @@ class Client:
         return outcome if isinstance(outcome, InputRequiredResult) else CallToolResult.model_validate(outcome)
 
     # ------------------------------------------------------------------ server -> client
-
-    async def _on_request(self, request: IncomingRequest) -> JSON:
-        version = self.handshake.negotiated_version or self.handshake.protocol_version
-        return await self.responder.on_request(
-            request.method, request.params, version=version, origin=self.origin, paused=self.peer.timeouts_paused
-        )
 
     async def _on_notification(self, notification: Notification) -> None:
         params = notification.params or {}

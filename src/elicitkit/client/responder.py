@@ -19,7 +19,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractContextManager as ContextManager
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 
@@ -36,6 +36,7 @@ from elicitkit.elicitation.answers import parse_result
 from elicitkit.elicitation.errors import InvalidAnswer
 from elicitkit.elicitation.requests import ElicitRequest, FormRequest, InvalidRequest, Origin, UrlRequest, parse_request
 from elicitkit.elicitation.results import ElicitationResult
+from elicitkit.peer import IncomingRequest
 from elicitkit.protocol.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -178,6 +179,22 @@ class ElicitationResponder:
         return False
 
 
+class Asked(Protocol):
+    """What the responder needs to know about the connection a server request came in on."""
+
+    @property
+    def origin(self) -> Origin: ...
+
+    @property
+    def asked_version(self) -> str:
+        """The version a server's own requests are read in (the handshake's)."""
+        ...
+
+    def timeouts_paused(self) -> ContextManager[None]:
+        """Our own requests' timeouts stand still while a person answers."""
+        ...
+
+
 class Responder:
     """Everything this client answers, whichever era asks: the callbacks and the capabilities they imply."""
 
@@ -190,6 +207,7 @@ class Responder:
         self.elicitation = elicitation
         self.sampling = sampling
         self.roots = roots
+        self.asked: Asked | None = None  # set by the client that owns this responder
 
     def capabilities(self, version: str) -> JSON:
         """What this client declares for ``version`` (2026 has no ``roots.listChanged``: that notification is gone)."""
@@ -209,21 +227,21 @@ class Responder:
 
     # -- 2025 eras: the server's own requests ----------------------------------------------
 
-    async def on_request(
-        self, method: str, params: JSON, *, version: str, origin: Origin, paused: Callable[[], ContextManager[None]]
-    ) -> JSON:
-        """Answer one server-to-client request; ``paused`` stops our own request timeouts while a person answers."""
+    async def on_request(self, request: IncomingRequest) -> JSON:
+        """Answer one server-to-client request (the peer calls this directly: it is on the hot path)."""
+        method = request.method
+        if method == ELICIT:
+            if self.elicitation.callback is None or self.asked is None:
+                raise MCPError(METHOD_NOT_FOUND, "this client does not support elicitation")
+            asked = self.asked
+            with asked.timeouts_paused():
+                return await self.elicitation.answer(request.params, version=asked.asked_version, origin=asked.origin)
         if method == "ping":
             return {}
-        if method == ELICIT:
-            if self.elicitation.callback is None:
-                raise MCPError(METHOD_NOT_FOUND, "this client does not support elicitation")
-            with paused():
-                return await self.elicitation.answer(params, version=version, origin=origin)
         if method == SAMPLE:
             if self.sampling is None:
                 raise MCPError(METHOD_NOT_FOUND, "this client does not support sampling")
-            return await self.sampling(params)
+            return await self.sampling(request.params)
         if method == LIST_ROOTS:
             if self.roots is None:
                 raise MCPError(METHOD_NOT_FOUND, "this client does not expose roots")

@@ -145,21 +145,21 @@ async def drive(
     method: str,
     params: dict[str, Any],
     *,
-    input_responses: dict[str, Any] | None = None,
-    request_state: str | None = None,
+    first: dict[str, Any],
     input_required: InputRequiredHandling = "handle",
     max_rounds: int = 10,
     backoff: float = 0.05,
 ) -> dict[str, Any] | InputRequiredResult:
-    """Send ``method`` until it completes: each ``input_required`` round is answered in full by
-    ``answer`` and the request sent again (a new request) with the responses and the state,
-    untouched. ``input_required="return"`` hands the first unanswered round back instead."""
+    """Carry ``method`` on from its ``first`` result until it completes: each ``input_required``
+    round is answered in full by ``answer`` and the request sent again through ``send`` (a new
+    request) with the responses and the state, untouched. ``input_required="return"`` hands
+    the first unanswered round back instead. The caller sends the first round itself, so a
+    call that needs no input never enters this loop."""
     if input_required not in ("handle", "return"):
         raise ValueError(f"input_required must be 'handle' or 'return', not {input_required!r}")
-    responses, state = input_responses, request_state
+    result = first
     rounds = idle = 0
     while True:
-        result = await send(method, retry_params(params, responses, state))
         if result_type(result) != RESULT_INPUT_REQUIRED:
             return result
         if method not in MRTR_METHODS:
@@ -172,6 +172,7 @@ async def drive(
             raise TooManyInputRounds(
                 f"{method} still needs input after {max_rounds} rounds (max_input_rounds); giving up"
             )
+        responses: dict[str, Any] | None
         if pending.input_requests:
             responses = await answer(pending)
             idle = 0
@@ -179,4 +180,4 @@ async def drive(
             responses = None
             await anyio.sleep(min(backoff * (2**idle), MAX_BACKOFF))
             idle += 1
-        state = pending.request_state
+        result = await send(method, retry_params(params, responses, pending.request_state))
