@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 
 from elicitkit import Client
@@ -209,3 +210,22 @@ async def test_missing_command_is_an_elicitkit_error() -> None:
             pass
     assert caught.value.message.startswith("could not start /nonexistent/elicitkit-no-such-server:")
     assert isinstance(caught.value.__cause__, FileNotFoundError)
+
+
+async def test_official_server_that_forgot_our_session_gets_a_new_one() -> None:
+    """#13 against the real peer: the official SDK answers a deleted session with 404 and a null id."""
+    pytest.importorskip("mcp")
+    from interop.support import OFFICIAL_SERVER, http_server_process
+
+    with http_server_process(OFFICIAL_SERVER) as url:
+        async with Client(url, timeout=20) as client:
+            assert (await client.call_tool("greet", {"name": "Ada"})).text == "Hello, Ada!"
+            first = getattr(client.transport, "session_id", None)
+            assert first is not None
+            # the session ends behind the client's back
+            async with aiohttp.ClientSession() as http, http.delete(url, headers={"Mcp-Session-Id": first}) as resp:
+                assert resp.status < 300
+            started = time.monotonic()
+            assert (await client.call_tool("greet", {"name": "Bo"})).text == "Hello, Bo!"
+            assert time.monotonic() - started < 5
+            assert getattr(client.transport, "session_id", None) not in (None, first)

@@ -103,7 +103,7 @@ def transport_for(target: object, **options: Any) -> ClientTransport:
     raise TypeError(f"cannot connect to {target!r}: pass a server object, a command, a URL or a transport")
 
 
-def start_hint(transport: ClientTransport, exc: BaseException) -> str:
+def start_hint(transport: ClientTransport, reason: object) -> str:
     """Why a server could not be started or reached, and what to try instead, in one line."""
     where = transport.describe()
     command = getattr(transport, "command", None)
@@ -112,8 +112,8 @@ def start_hint(transport: ClientTransport, exc: BaseException) -> str:
         if program.endswith(".py") and Path(program).is_file():
             argv = ["python", *command]
             return f"{program} is a Python file, not a command: run it as {argv!r} (or use sys.executable)"
-        return f"could not start {shlex.join(command)}: {exc}"
-    return f"could not reach {where}: {exc}"
+        return f"could not start {shlex.join(command)}: {reason}"
+    return f"could not reach {where}: {reason}"
 
 
 class Connection:
@@ -185,7 +185,7 @@ class Connection:
             if isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED and not isinstance(exc, SessionExpired):
                 if isinstance(exc, ServerUnreachable):
                     raise
-                raise ServerUnreachable(start_hint(self.transport, _Detail(exc.message))) from exc
+                raise ServerUnreachable(start_hint(self.transport, exc.message)) from exc
             raise
         try:
             yield self
@@ -410,10 +410,6 @@ class Connection:
             text = (self.discover_result or {}).get("instructions")
             return text if isinstance(text, str) else None
         return self.handshake.instructions
-
-
-class _Detail(Exception):
-    """A message carried into :func:`start_hint` as if it were the exception that stopped us."""
 
 
 def _supported(data: Any) -> Any:
