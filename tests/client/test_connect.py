@@ -229,3 +229,13 @@ async def test_official_server_that_forgot_our_session_gets_a_new_one() -> None:
             assert (await client.call_tool("greet", {"name": "Bo"})).text == "Hello, Bo!"
             assert time.monotonic() - started < 5
             assert getattr(client.transport, "session_id", None) not in (None, first)
+
+
+async def test_forced_modern_against_a_silent_stdio_server_fails_after_discover_timeout() -> None:
+    """#14: a server that never answers ``server/discover`` costs ``discover_timeout``, not the request timeout."""
+    started = time.monotonic()
+    with pytest.raises(ModernNotSupported) as caught:
+        async with Client([sys.executable, str(PEER), "legacy-silent"], mode="modern", timeout=60, discover_timeout=1):
+            pass
+    assert time.monotonic() - started < 10
+    assert "did not answer server/discover" in caught.value.message

@@ -255,15 +255,17 @@ class Connection:
         return True
 
     async def _discover(self) -> None:
-        """Forced modern: the server must answer ``server/discover``, or the connection fails now."""
+        """Forced modern: the server must answer ``server/discover`` (within ``discover_timeout``:
+        a 2026 server answers it at once), or the connection fails now."""
         try:
-            result = await self._modern_request(DISCOVER, None)
+            result = await self._modern_request(DISCOVER, None, timeout=self.discover_timeout)
         except MCPError as exc:
             if exc.code in _MODERN_ERRORS or (exc.code == CONNECTION_CLOSED and not self.peer_alive()):
                 raise
+            said = f"did not answer {DISCOVER}" if exc.is_local else f"answered {DISCOVER} with"
             raise ModernNotSupported(
                 exc.code,
-                f"the server does not speak 2026-07-28: it answered {DISCOVER} with {exc.message!r} ({exc.code});"
+                f"the server does not speak 2026-07-28: it {said} {exc.message!r} ({exc.code});"
                 " connect with mode='legacy' or mode='auto'",
                 exc.data,
             ) from exc
