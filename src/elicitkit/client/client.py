@@ -24,7 +24,6 @@ from elicitkit.client.responder import (
     RootsCallback,
     SamplingCallback,
     UrlElicitationRequiredError,
-    to_wire_answer,
 )
 from elicitkit.client.results import (
     CallToolResult,
@@ -43,6 +42,9 @@ from elicitkit.client.rounds import (
     drive,
     result_type,
     retry_params,
+)
+from elicitkit.client.rounds import (
+    complete_url_elicitations as finish_url_elicitations,
 )
 from elicitkit.elicitation.requests import Origin
 from elicitkit.peer import Peer, ProgressCallback
@@ -349,25 +351,9 @@ class Client:
                 required = UrlElicitationRequiredError.from_mcp_error(exc, self.origin)
                 if not auto:
                     raise required from None
-                await self._complete_url_elicitations(required, seen)
+                await finish_url_elicitations(required, seen, self.elicitation, self.url_elicitation_timeout)
                 continue
             return outcome if isinstance(outcome, InputRequiredResult) else CallToolResult.model_validate(outcome)
-
-    async def _complete_url_elicitations(
-        self, required: UrlElicitationRequiredError, seen: set[tuple[str, str]]
-    ) -> None:
-        keys = {(e.elicitation_id, e.url) for e in required.elicitations}
-        if not keys or keys & seen or self.elicitation.callback is None:
-            raise required  # nothing new to do: retrying would loop
-        seen |= keys
-        required.elicitations = [self.elicitation.with_completion(r) for r in required.elicitations]
-        for request in required.elicitations:
-            answer = to_wire_answer(await _maybe_await(self.elicitation.callback(request)))
-            if answer.get("action") != "accept":
-                raise required
-        for request in required.elicitations:
-            if not await self.elicitation.wait_complete(request.elicitation_id, self.url_elicitation_timeout):
-                raise required
 
     async def list_resources(self, cursor: str | None = None) -> ListResourcesResult:
         return await self._typed(ListResourcesResult, "resources/list", {"cursor": cursor} if cursor else None)

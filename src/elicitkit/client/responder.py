@@ -147,6 +147,13 @@ class ElicitationResponder:
             raise MCPError(INTERNAL_ERROR, f"the client could not produce a valid answer: {exc.reason}") from exc
         return checked.to_wire()
 
+    async def ask(self, request: ElicitRequest) -> dict[str, Any]:
+        """The callback's answer to an already parsed ``request``, in wire form (unchecked: -32042 URLs)."""
+        if self.callback is None:
+            raise MCPError(INVALID_PARAMS, "this client did not declare the elicitation capability")
+        outcome = self.callback(request)
+        return to_wire_answer(await outcome if inspect.isawaitable(outcome) else outcome)
+
     # -- completion notifications ---------------------------------------------------------
 
     def with_completion(self, request: UrlRequest) -> UrlRequest:

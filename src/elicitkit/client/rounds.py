@@ -1,4 +1,4 @@
-"""The 2026-07-28 multi-round-trip driver: ``input_required`` results, answered and retried.
+"""Continuing a call the server could not finish: 2026 ``input_required`` rounds and 2025 -32042.
 
 A 2026 server that needs something from the client (an answer to a form, a sampled message,
 the client's roots) does not ask with a request of its own: it finishes ``tools/call``,
@@ -9,12 +9,15 @@ gathers every requested input and sends the same request again, as a new request
 :class:`InputRequiredResult` keeps the method and the original params with the server's
 requests, so it can be stored (``to_json``/``from_json``) and resumed by another process.
 :func:`drive` is the one loop that does it; the :class:`~elicitkit.Client` only calls it.
+
+The 2025-11-25 counterpart is -32042 (URL elicitation required): the tool call fails, the
+client completes the URL elicitations and calls again (:func:`complete_url_elicitations`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
@@ -24,6 +27,9 @@ from elicitkit.protocol.modern import MRTR_METHODS, RESULT_COMPLETE, RESULT_INPU
 ELICIT = "elicitation/create"
 SAMPLE = "sampling/createMessage"
 LIST_ROOTS = "roots/list"
+
+if TYPE_CHECKING:
+    from elicitkit.client.responder import ElicitationResponder, UrlElicitationRequiredError
 
 InputRequiredHandling = Literal["handle", "return"]
 MAX_BACKOFF = 2.0
@@ -181,3 +187,27 @@ async def drive(
             await anyio.sleep(min(backoff * (2**idle), MAX_BACKOFF))
             idle += 1
         result = await send(method, retry_params(params, responses, pending.request_state))
+
+
+async def complete_url_elicitations(
+    required: UrlElicitationRequiredError,
+    seen: set[tuple[str, str]],
+    elicitation: ElicitationResponder,
+    timeout: float,
+) -> None:
+    """After -32042: have every URL elicitation accepted and completed, so the call can be retried.
+
+    Raises ``required`` when there is nothing new to do (retrying would loop), when the person
+    declines one, or when a completion notice does not come within ``timeout`` seconds.
+    """
+    keys = {(e.elicitation_id, e.url) for e in required.elicitations}
+    if not keys or keys & seen or elicitation.callback is None:
+        raise required
+    seen |= keys
+    required.elicitations = [elicitation.with_completion(r) for r in required.elicitations]
+    for request in required.elicitations:
+        if (await elicitation.ask(request)).get("action") != "accept":
+            raise required
+    for request in required.elicitations:
+        if not await elicitation.wait_complete(request.elicitation_id, timeout):
+            raise required
