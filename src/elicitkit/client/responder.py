@@ -24,9 +24,6 @@ from typing import Any, Protocol
 import anyio
 
 from elicitkit.client.rounds import (
-    ELICIT,
-    LIST_ROOTS,
-    SAMPLE,
     InputRequest,
     InputRequestViolation,
     InputRequiredResult,
@@ -44,7 +41,7 @@ from elicitkit.protocol.errors import (
     URL_ELICITATION_REQUIRED,
     MCPError,
 )
-from elicitkit.protocol.modern import INPUT_METHODS
+from elicitkit.protocol.modern import ELICIT, INPUT_METHODS, LIST_ROOTS, SAMPLE
 from elicitkit.protocol.versions import Era, declares_elicitation_modes, era_of, is_modern
 
 # The logger keeps its historical name: users filter on it.

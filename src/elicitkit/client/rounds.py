@@ -22,11 +22,12 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
-from elicitkit.protocol.modern import MRTR_METHODS, RESULT_COMPLETE, RESULT_INPUT_REQUIRED
-
-ELICIT = "elicitation/create"
-SAMPLE = "sampling/createMessage"
-LIST_ROOTS = "roots/list"
+from elicitkit.protocol.modern import (
+    MRTR_METHODS,
+    RESERVED_PARAMS,
+    RESULT_COMPLETE,
+    RESULT_INPUT_REQUIRED,
+)
 
 if TYPE_CHECKING:
     from elicitkit.client.responder import ElicitationResponder, UrlElicitationRequiredError
@@ -118,7 +119,7 @@ class InputRequiredResult(BaseModel):
 
 def original_params(params: dict[str, Any]) -> dict[str, Any]:
     """A request's params without the parts that belong to one round (envelope, responses, state)."""
-    return {k: v for k, v in params.items() if k not in ("_meta", "inputResponses", "requestState")}
+    return {k: v for k, v in params.items() if k not in RESERVED_PARAMS}
 
 
 def result_type(result: dict[str, Any]) -> str:
