@@ -34,7 +34,7 @@ from urllib.parse import parse_qs, urlsplit
 import anyio
 
 from elicitkit import Client, Context, Server, ServerSession, ToolError
-from elicitkit.client.elicitation import UrlElicitationRequiredError
+from elicitkit.client.responder import UrlElicitationRequiredError
 from elicitkit.elicitation.errors import UrlElicitationRequired
 from elicitkit.elicitation.requests import FormRequest, UrlRequest
 from elicitkit.elicitation.results import ElicitationResult

@@ -6,8 +6,8 @@ Everything a user needs is importable from here.
 from typing import TYPE_CHECKING, Any
 
 from elicitkit.client import Client
-from elicitkit.client.elicitation import QuestionRefused, UrlElicitationRequiredError
 from elicitkit.client.handlers import AuditLog, CIHandler, ElicitationHandler, Policy, RateLimit, SensitiveFieldGuard
+from elicitkit.client.responder import QuestionRefused, UrlElicitationRequiredError
 from elicitkit.elicitation import (
     LEGACY_ENUM_NAMES,
     AcceptedElicitation,

@@ -24,10 +24,11 @@ import anyio
 import click
 
 from elicitkit.client.client import Client, ClientMode
+from elicitkit.client.connect import ServerUnreachable
 from elicitkit.client.handlers.ci import CIHandler
 from elicitkit.client.handlers.policy import AuditLog, Policy, RateLimit
+from elicitkit.client.results import CallToolResult, ImageContent, TextContent, Tool
 from elicitkit.protocol.errors import MCPError
-from elicitkit.types import CallToolResult, ImageContent, TextContent, Tool
 
 UI_CHOICES = ("auto", "terminal", "browser", "ci")
 
@@ -271,6 +272,9 @@ def call(
     )
     try:
         code = anyio.run(_call, server, tool, pairs, args_json, handler, mode, as_json, timeout)
+    except ServerUnreachable as exc:  # its message says what failed and what to try
+        click.echo(f"error: {exc.message}", err=True)
+        code = 2
     except MCPError as exc:
         click.echo(f"error: {exc.message} ({exc.code})", err=True)
         code = 2

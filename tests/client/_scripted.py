@@ -1,7 +1,8 @@
 """A scripted HTTP peer for client tests: records every request, answers what the test says.
 
 It is deliberately not an MCP server: an aiohttp app in the test's own event loop whose
-``answer(body, headers)`` (written by each test) returns ``(status, json body or None)``.
+``answer(body, headers)`` (written by each test) returns ``(status, json body or None)``, or
+``(status, json body or None, response headers)`` to set headers of its own (a session id...).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from aiohttp import web
 
 MODERN = "2026-07-28"
 SERVER_INFO = {"name": "scripted", "version": "0.0.1"}
-Answer = Callable[[dict[str, Any], dict[str, str]], tuple[int, Any]]
+Answer = Callable[[dict[str, Any], dict[str, str]], tuple[int, Any] | tuple[int, Any, dict[str, str]]]
 
 
 @dataclass
@@ -83,8 +84,11 @@ async def scripted_server(answer: Answer, *, session_header: bool = True) -> Asy
         state.seen.append(Seen("POST", headers, body))
         if isinstance(body, dict) and "id" not in body:
             return web.Response(status=202)
-        status, payload = state.answer(body, headers)
+        answered = state.answer(body, headers)
+        status, payload = answered[0], answered[1]
         extra = {"mcp-session-id": "should-be-ignored"} if session_header else {}
+        if len(answered) == 3:
+            extra = answered[2]
         if payload is None:
             return web.Response(status=status, text="nope", headers=extra)
         return web.json_response(payload, status=status, headers=extra)

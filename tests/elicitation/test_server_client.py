@@ -20,11 +20,11 @@ import anyio
 import pytest
 
 from elicitkit import Client, MCPError
-from elicitkit.client.elicitation import UrlElicitationRequiredError
+from elicitkit.client.responder import UrlElicitationRequiredError
+from elicitkit.client.results import CallToolResult
 from elicitkit.elicitation.requests import FormRequest, UrlRequest
 from elicitkit.elicitation.results import ElicitationResult
 from elicitkit.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, URL_ELICITATION_REQUIRED
-from elicitkit.types import CallToolResult
 
 from ._raw import SERVER_SCRIPT, memory_peer, stdio_peer
 from .elicit_server import State, build_server

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from elicitkit import Client, MCPError
-from elicitkit.client.mrtr import InputRequiredResult
+from elicitkit.client.rounds import InputRequiredResult
 from elicitkit.elicitation.requests import ElicitRequest, FormRequest
 from elicitkit.elicitation.results import ElicitationResult
 from elicitkit.protocol.versions import Era

@@ -27,7 +27,7 @@ from elicitkit import (
     ToolError,
     ToolResult,
 )
-from elicitkit import types as wire
+from elicitkit.client import results as wire
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(20)]
 

@@ -34,6 +34,16 @@ from elicitkit.protocol.versions import (
 RESULT_COMPLETE = "complete"
 RESULT_INPUT_REQUIRED = "input_required"
 
+# The 2026 method a client opens with instead of initialize.
+DISCOVER = "server/discover"
+# What a server may ask of a client, embedded in an InputRequiredResult's inputRequests.
+ELICIT = "elicitation/create"
+SAMPLE = "sampling/createMessage"
+LIST_ROOTS = "roots/list"
+INPUT_METHODS = frozenset({ELICIT, SAMPLE, LIST_ROOTS})
+# Params of a retried request that belong to the round, not to the call being made.
+RESERVED_PARAMS = frozenset({"_meta", "inputResponses", "requestState"})
+
 # Handshake-era methods a 2026 server answers with -32601.
 REMOVED_METHODS = frozenset({"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
 REMOVED_NOTIFICATIONS = frozenset({"notifications/initialized", "notifications/roots/list_changed"})
@@ -105,6 +115,20 @@ def check_version(version: str, supported: tuple[str, ...] = MODERN_VERSIONS) ->
             f"protocol version {version!r} is not supported",
             {"supported": list(supported), "requested": version},
         )
+
+
+def speaks_modern(version: object) -> bool:
+    """True for a 2026-era version this library speaks (an unknown future date is not one)."""
+    return version in MODERN_VERSIONS
+
+
+def mutual_version(preferred: str, supported: object) -> str | None:
+    """The 2026 version to speak with a server that lists ``supported`` (ours first), or None."""
+    if not isinstance(supported, list):
+        return None
+    if preferred in supported:
+        return preferred
+    return next((v for v in MODERN_VERSIONS if v in supported), None)
 
 
 def check_method(method: str) -> None:

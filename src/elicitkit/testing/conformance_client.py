@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 
 from elicitkit import Client
-from elicitkit.client.mrtr import InputRequiredResult
+from elicitkit.client.rounds import InputRequiredResult
 from elicitkit.elicitation.requests import ElicitRequest, FormRequest
 from elicitkit.elicitation.results import ElicitationResult
 from elicitkit.protocol.versions import LEGACY_VERSIONS

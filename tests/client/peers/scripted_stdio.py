@@ -2,6 +2,7 @@
 
 * ``legacy``: a handshake-era server that answers anything before ``initialize`` with -32600.
 * ``legacy-silent``: the same, but never answers requests before ``initialize``.
+* ``no-discover``: the same, but -32601 (method not found) for anything before ``initialize``.
 * ``modern``: a 2026 server: ``server/discover`` and ``tools/call``, no ``initialize``.
 
 ``tools/call`` answers with the method names it has seen so far, so a test can tell the eras apart.
@@ -64,6 +65,8 @@ for line in sys.stdin:
     elif not initialized:
         if MODE == "legacy":
             reply(message, error={"code": -32600, "message": "not initialized"})
+        elif MODE == "no-discover":
+            reply(message, error={"code": -32601, "message": f"Method not found: {method}"})
     elif method == "tools/call":
         reply(message, {"content": [{"type": "text", "text": ",".join(seen)}]})
     else:

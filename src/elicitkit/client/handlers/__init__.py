@@ -14,10 +14,10 @@ what it returns against the question before sending. Handlers here:
 
 from typing import TYPE_CHECKING, Any
 
-from elicitkit.client.elicitation import QuestionRefused
 from elicitkit.client.handlers.ci import CIHandler
 from elicitkit.client.handlers.handler import ElicitationHandler
 from elicitkit.client.handlers.policy import AuditLog, Policy, RateLimit, SensitiveFieldGuard
+from elicitkit.client.responder import QuestionRefused
 
 if TYPE_CHECKING:
     from elicitkit.client.handlers.browser import BrowserHandler

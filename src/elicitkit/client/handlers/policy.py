@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from elicitkit.client.elicitation import QuestionRefused
+from elicitkit.client.responder import QuestionRefused
 from elicitkit.elicitation.requests import ElicitRequest, FormRequest, Origin, UrlRequest
 from elicitkit.elicitation.results import AcceptedElicitation, ElicitationResult
 

@@ -36,7 +36,7 @@ from elicitkit.testing.kit.serving import (
     serve_command,
     start_http_child,
 )
-from elicitkit.types import CallToolResult
+from elicitkit.client.results import CallToolResult
 
 DEFAULT_ERA = "2025-11-25"
 DEFAULT_TIMEOUT = 30.0
@@ -181,7 +181,7 @@ class Kit:
     async def call(
         self, server: Server | str, tool: str, arguments: dict[str, Any] | None = None, **options: Any
     ) -> CallToolResult:
-        """Connect, call ``tool`` once, disconnect; the :class:`~elicitkit.types.CallToolResult`."""
+        """Connect, call ``tool`` once, disconnect; the :class:`~elicitkit.client.results.CallToolResult`."""
         async with self.connect(server, **options) as client:
             return await client.call_tool(tool, arguments)
 

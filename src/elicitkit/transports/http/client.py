@@ -38,6 +38,8 @@ MAX_RESUME_ATTEMPTS = 5
 # opening one socket each next to the thousands of response streams still open.
 MAX_CONCURRENT_ANSWERS = 64
 ANSWER_ATTEMPTS = 3
+# ``data`` key of the local error for a request refused because its session is gone.
+SESSION_EXPIRED = "sessionExpired"
 
 
 class StreamableHTTPTransport:
@@ -160,7 +162,12 @@ class StreamableHTTPTransport:
         if request_id is None:
             await self._send_answer(message, merged)
             return
-        resp = await self._http.post(self.url, data=encode(message), headers=merged)
+        sent_session = merged.get("Mcp-Session-Id")
+        try:
+            resp = await self._http.post(self.url, data=encode(message), headers=merged)
+        except aiohttp.ClientError as exc:
+            await self._lost(request_id, self._unreachable(exc))
+            return
         if not self.stateless and self.session_id is None and "mcp-session-id" in resp.headers:
             self.session_id = resp.headers["mcp-session-id"]
         ctype = resp.headers.get("content-type", "")
@@ -169,13 +176,43 @@ class StreamableHTTPTransport:
             return
         body = await resp.read()
         resp.release()
+        if resp.status == 404 and sent_session is not None and not self.stateless:
+            await self._session_gone(request_id, sent_session)
+            return
         if ctype.startswith("application/json") and body:
             try:
-                await self._deliver(orjson.loads(body))
-                return
+                answer = orjson.loads(body)
             except orjson.JSONDecodeError:
                 pass
+            else:
+                if isinstance(answer, dict) and "error" in answer and answer.get("id") is None:
+                    # An error about this POST that could not name its request (the server failed
+                    # before reading the id): it is this request's answer, not a stray.
+                    answer = {**answer, "id": request_id}
+                await self._deliver(answer)
+                return
         await self._lost(request_id, f"HTTP {resp.status} without a JSON-RPC answer: {body[:200]!r}")
+
+    def _unreachable(self, exc: aiohttp.ClientError) -> str:
+        """A connection failure, for people: what failed and what to check (no aiohttp internals)."""
+        if isinstance(exc, aiohttp.ClientConnectorError):
+            reason = exc.os_error.strerror or str(exc.os_error) or type(exc.os_error).__name__
+            return f"cannot connect to {exc.host}:{exc.port} ({reason}); is the server running at {self.url}?"
+        return f"the connection to {self.url} failed ({type(exc).__name__}: {exc}); is the server still running?"
+
+    async def _session_gone(self, request_id: RequestId, session_id: str) -> None:
+        """HTTP 404 for a request that carried a session id: the server no longer has that session.
+
+        The 2025-11-25 transport rules say the client starts a new session (``initialize``
+        without a session id); this forgets the old one and fails the request with a local error
+        whose ``data`` says so, and the client above decides to re-initialize.
+        """
+        if self.session_id == session_id:
+            self.session_id = None
+            self._listening = False
+        why = f"the server no longer knows session {session_id!r} (HTTP 404)"
+        error = MCPError(CONNECTION_CLOSED, why, {SESSION_EXPIRED: session_id})
+        await self._deliver(ErrorResponse(request_id, error).to_wire())
 
     async def _send_answer(self, message: JSON, headers: dict[str, str]) -> None:
         """A response or notification: one POST (expect 202), a few at a time, retried if the

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from elicitkit import Client
-from elicitkit.client.mrtr import (
+from elicitkit.client.rounds import (
     InputRequestViolation,
     InputRequiredResult,
     InvalidResultType,

@@ -1,4 +1,4 @@
-"""Client side of multi-round-trip requests (2026-07-28): what an ``input_required`` result is.
+"""Continuing a call the server could not finish: 2026 ``input_required`` rounds and 2025 -32042.
 
 A 2026 server that needs something from the client (an answer to a form, a sampled message,
 the client's roots) does not ask with a request of its own: it finishes ``tools/call``,
@@ -8,20 +8,32 @@ gathers every requested input and sends the same request again, as a new request
 
 :class:`InputRequiredResult` keeps the method and the original params with the server's
 requests, so it can be stored (``to_json``/``from_json``) and resumed by another process.
+:func:`drive` is the one loop that does it; the :class:`~elicitkit.Client` only calls it.
+
+The 2025-11-25 counterpart is -32042 (URL elicitation required): the tool call fails, the
+client completes the URL elicitations and calls again (:func:`complete_url_elicitations`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Literal
 
+import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
-from elicitkit.protocol.modern import RESULT_COMPLETE, RESULT_INPUT_REQUIRED
+from elicitkit.protocol.modern import (
+    MRTR_METHODS,
+    RESERVED_PARAMS,
+    RESULT_COMPLETE,
+    RESULT_INPUT_REQUIRED,
+)
 
-ELICIT = "elicitation/create"
-SAMPLE = "sampling/createMessage"
-LIST_ROOTS = "roots/list"
-INPUT_METHODS = frozenset({ELICIT, SAMPLE, LIST_ROOTS})
+if TYPE_CHECKING:
+    from elicitkit.client.responder import ElicitationResponder, UrlElicitationRequiredError
+
+InputRequiredHandling = Literal["handle", "return"]
+MAX_BACKOFF = 2.0
 
 
 class MultiRoundTripError(Exception):
@@ -107,7 +119,7 @@ class InputRequiredResult(BaseModel):
 
 def original_params(params: dict[str, Any]) -> dict[str, Any]:
     """A request's params without the parts that belong to one round (envelope, responses, state)."""
-    return {k: v for k, v in params.items() if k not in ("_meta", "inputResponses", "requestState")}
+    return {k: v for k, v in params.items() if k not in RESERVED_PARAMS}
 
 
 def result_type(result: dict[str, Any]) -> str:
@@ -128,3 +140,75 @@ def retry_params(
     if request_state is not None:
         out["requestState"] = request_state
     return out
+
+
+SendRound = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
+AnswerRound = Callable[[InputRequiredResult], Awaitable[dict[str, Any]]]
+
+
+async def drive(
+    send: SendRound,
+    answer: AnswerRound,
+    method: str,
+    params: dict[str, Any],
+    *,
+    first: dict[str, Any],
+    input_required: InputRequiredHandling = "handle",
+    max_rounds: int = 10,
+    backoff: float = 0.05,
+) -> dict[str, Any] | InputRequiredResult:
+    """Carry ``method`` on from its ``first`` result until it completes: each ``input_required``
+    round is answered in full by ``answer`` and the request sent again through ``send`` (a new
+    request) with the responses and the state, untouched. ``input_required="return"`` hands
+    the first unanswered round back instead. The caller sends the first round itself, so a
+    call that needs no input never enters this loop."""
+    if input_required not in ("handle", "return"):
+        raise ValueError(f"input_required must be 'handle' or 'return', not {input_required!r}")
+    result = first
+    rounds = idle = 0
+    while True:
+        if result_type(result) != RESULT_INPUT_REQUIRED:
+            return result
+        if method not in MRTR_METHODS:
+            raise InvalidResultType(f"{method} may not answer input_required")
+        pending = InputRequiredResult.from_wire(method, params, result)
+        if input_required == "return":
+            return pending
+        rounds += 1
+        if rounds > max_rounds:
+            raise TooManyInputRounds(
+                f"{method} still needs input after {max_rounds} rounds (max_input_rounds); giving up"
+            )
+        responses: dict[str, Any] | None
+        if pending.input_requests:
+            responses = await answer(pending)
+            idle = 0
+        else:  # state only: the server is working on something; do not hammer it
+            responses = None
+            await anyio.sleep(min(backoff * (2**idle), MAX_BACKOFF))
+            idle += 1
+        result = await send(method, retry_params(params, responses, pending.request_state))
+
+
+async def complete_url_elicitations(
+    required: UrlElicitationRequiredError,
+    seen: set[tuple[str, str]],
+    elicitation: ElicitationResponder,
+    timeout: float,
+) -> None:
+    """After -32042: have every URL elicitation accepted and completed, so the call can be retried.
+
+    Raises ``required`` when there is nothing new to do (retrying would loop), when the person
+    declines one, or when a completion notice does not come within ``timeout`` seconds.
+    """
+    keys = {(e.elicitation_id, e.url) for e in required.elicitations}
+    if not keys or keys & seen or elicitation.callback is None:
+        raise required
+    seen |= keys
+    required.elicitations = [elicitation.with_completion(r) for r in required.elicitations]
+    for request in required.elicitations:
+        if (await elicitation.ask(request)).get("action") != "accept":
+            raise required
+    for request in required.elicitations:
+        if not await elicitation.wait_complete(request.elicitation_id, timeout):
+            raise required
