@@ -19,6 +19,7 @@ from typing import Any
 import anyio
 
 from elicitkit import Client, ConnectionClosed, Server
+from elicitkit.client.results import CallToolResult
 from elicitkit.testing.kit.asked import Questions, schema_diff
 from elicitkit.testing.kit.script import Person
 from elicitkit.testing.kit.serving import (
@@ -36,7 +37,6 @@ from elicitkit.testing.kit.serving import (
     serve_command,
     start_http_child,
 )
-from elicitkit.client.results import CallToolResult
 
 DEFAULT_ERA = "2025-11-25"
 DEFAULT_TIMEOUT = 30.0
