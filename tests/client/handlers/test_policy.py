@@ -60,7 +60,9 @@ async def test_the_question_after_the_burst_is_declined_until_the_bucket_refills
 
 
 async def test_rate_limits_are_per_server() -> None:
-    policy = Policy(CIHandler({"ok": True}, max_repeats=None), rate_limit=RateLimit(per_minute=1, burst=1), clock=Clock())
+    policy = Policy(
+        CIHandler({"ok": True}, max_repeats=None), rate_limit=RateLimit(per_minute=1, burst=1), clock=Clock()
+    )
     form = create_form_request("ok?", BOOL_FORM)
     assert (await policy(_asked_by(form, "a"))).action == "accept"
     assert (await policy(_asked_by(form, "a"))).action == "decline"
@@ -95,7 +97,9 @@ async def test_pending_cap_declines_while_questions_wait() -> None:
 
 
 async def test_server_allow_and_deny_lists() -> None:
-    policy = Policy(CIHandler({"ok": True}, max_repeats=None), allow_servers=["trusted-*"], deny_servers=["trusted-but-not-*"])
+    policy = Policy(
+        CIHandler({"ok": True}, max_repeats=None), allow_servers=["trusted-*"], deny_servers=["trusted-but-not-*"]
+    )
     form = create_form_request("ok?", BOOL_FORM)
     assert (await policy(_asked_by(form, "trusted-files"))).action == "accept"
     assert (await policy(_asked_by(form, "random"))).action == "decline"
@@ -154,7 +158,10 @@ async def test_guard_is_configurable() -> None:
 async def test_audit_log_has_one_line_per_question_and_no_answers(tmp_path: Path) -> None:
     log = tmp_path / "audit.jsonl"
     policy = Policy(
-        CIHandler({"ok": True}, max_repeats=None), rate_limit=RateLimit(per_minute=60, burst=2), audit=AuditLog(log), clock=Clock()
+        CIHandler({"ok": True}, max_repeats=None),
+        rate_limit=RateLimit(per_minute=60, burst=2),
+        audit=AuditLog(log),
+        clock=Clock(),
     )
     form = _asked_by(create_form_request("Proceed?", BOOL_FORM), "deployer")
     for _ in range(3):
