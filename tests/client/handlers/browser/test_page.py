@@ -17,10 +17,10 @@ from elicitkit.client.handlers.browser.page import (
     initial_raw,
     input_name,
     openable,
-    opening_page,
     read_answers,
     review_page,
     url_page,
+    waiting_page,
 )
 from elicitkit.client.handlers.fields import form_fields
 from elicitkit.client.handlers.urls import assess_url
@@ -53,7 +53,7 @@ def pages() -> list[str]:
         ),
         url_page(message=EVIL, origin=ORIGIN, url=f"https://example.com/{EVIL}", action="/q/t", csrf="c"),
         done_page(ORIGIN, "sent"),
-        opening_page(f"https://example.com/{EVIL}", assess_url(f"https://example.com/{EVIL}")),
+        waiting_page(ORIGIN, f"https://example.com/{EVIL}", "waiting"),
         error_page(404, EVIL, EVIL),
     ]
 

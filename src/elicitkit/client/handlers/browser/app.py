@@ -35,6 +35,7 @@ from starlette.responses import HTMLResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from elicitkit.client.handlers.browser.page import (
+    FOLLOW_EVERY,
     SECURITY_HEADERS,
     Outcome,
     WaitState,
@@ -46,7 +47,6 @@ from elicitkit.client.handlers.browser.page import (
     is_yes_no,
     method_not_allowed_page,
     openable,
-    opening_page,
     read_answers,
     review_page,
     url_page,
@@ -65,6 +65,7 @@ logger = logging.getLogger("elicitkit.client.handlers.browser")
 MAX_BODY = 1 << 20  # a form post larger than this is refused (413)
 _MAX_FIELDS = 10_000
 _MAX_CLOSED = 64  # closed questions whose last page is still shown (Back, Reload)
+_REFRESH = {"Refresh": str(FOLLOW_EVERY)}  # the header form: a page updates itself without script
 FOLLOW_FOR = 20.0  # seconds a finished question's page looks out for the same server's next question
 
 
@@ -210,8 +211,8 @@ class FormApp:
         if not self.host or request.headers.get("host") != self.host:
             raise _Refused(403, "Refused", "This page is only served at its own loopback address.")
         path: str = request.scope["path"]
-        token, _, rest = path[3:].partition("/") if path.startswith("/q/") else ("", "", "")
-        question = self._find(token, closed=request.method == "GET") if token and rest in ("", "go") else None
+        token = path[3:] if path.startswith("/q/") else ""
+        question = self._find(token, closed=request.method == "GET") if token else None
         if question is None:
             raise _Refused(
                 404,
@@ -220,13 +221,9 @@ class FormApp:
             )
         if request.method == "GET":
             question.claimed.set()
-            if rest == "go":
-                return self._go(question)
-            return self._show(question)
+            return self._show(question, still=request.query_params.get("still") == "1")
         if request.method != "POST":
             return _html(method_not_allowed_page(), 405, {"Allow": "GET, POST"})
-        if rest:
-            raise _Refused(404, "Not found", "Nothing is posted here.")
         self._check_post(request)
         posted = await _read_form(request)
         if not hmac.compare_digest(_first(posted, "csrf").encode(), question.csrf.encode()):
@@ -234,23 +231,28 @@ class FormApp:
         action = _first(posted, "action")
         if isinstance(question.request, UrlRequest):
             self._url_action(question, action, posted)
-            if question.outcome == "opened":
-                return _see_other(question.path + "/go")
         else:
             self._form_action(question, action, posted)
         return _see_other(question.path)
 
-    def _show(self, q: Question) -> Response:
-        """GET: the page of the step ``q`` is at (after it ended: its outcome, or the next question)."""
+    def _show(self, q: Question, *, still: bool = False) -> Response:
+        """GET: the page of the step ``q`` is at (after it ended: its outcome, or the next question).
+
+        A page that waits for something (a completion notice, a next question) is served with
+        a ``Refresh`` header, so it updates without script; ``still`` (``?still=1``) stops that.
+        """
         if q.outcome == "opened":
             assert isinstance(q.request, UrlRequest)
-            return _html(waiting_page(q.request.origin, q.request.url, q.wait_state))
+            updating = q.wait_state == "waiting" and not still
+            page = waiting_page(q.request.origin, q.request.url, q.wait_state, updating=updating)
+            return _html(page, headers=_REFRESH if updating else None)
         if q.outcome is not None:
             nxt = q.next
             if nxt is not None and nxt.token in self.questions:
                 return _see_other(nxt.path)  # this tab moves on to the same server's next question
-            follow = nxt is None and time.monotonic() - q.closed_at < FOLLOW_FOR
-            return _html(done_page(q.request.origin, q.outcome, follow=follow, step=q.step))
+            follow = nxt is None and not still and time.monotonic() - q.closed_at < FOLLOW_FOR
+            page = done_page(q.request.origin, q.outcome, follow=follow, step=q.step)
+            return _html(page, headers=_REFRESH if follow else None)
         if isinstance(q.request, UrlRequest):
             problem = q.errors.get(None)
             page = url_page(
@@ -266,14 +268,6 @@ class FormApp:
         if q.stage == "review" and q.content is not None:
             return _html(_review(q, notice))
         return _html(_form(q, notice))
-
-    def _go(self, q: Question) -> Response:
-        """GET .../go: on to the URL the person agreed to open (only after they did)."""
-        if q.outcome != "opened" or not isinstance(q.request, UrlRequest):
-            raise _Refused(404, "Not found", "Nothing to open here.")
-        # no-referrer: the target must not learn this page's address (it carried the token).
-        facts = assess_url(q.request.url)
-        return _html(opening_page(q.request.url, facts), headers={"Referrer-Policy": "no-referrer"})
 
     def _check_post(self, request: Request) -> None:
         origin = request.headers.get("origin")

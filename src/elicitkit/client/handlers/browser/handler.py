@@ -16,7 +16,7 @@ import math
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from types import TracebackType
 from typing import Any
 
@@ -128,6 +128,7 @@ class BrowserHandler:
                 return ElicitationResult.cancel()
             if isinstance(request, UrlRequest) and question.outcome == "opened":
                 self._follow_completion(request, question)
+                self._spawn(self._open(request.url, None), "elicitkit-browser-open")  # the site, in a new tab
             return question.result
         finally:
             self._app.forget(question)  # the token dies with the question, unless its page shows how it ended
@@ -151,7 +152,11 @@ class BrowserHandler:
                 return
             question.wait_state = "completed" if done else "timeout"
 
-        task = asyncio.get_running_loop().create_task(wait(), name="elicitkit-browser-wait")
+        self._spawn(wait(), "elicitkit-browser-wait")
+
+    def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> None:
+        """Work that outlives the question (the accept goes back at once); :meth:`aclose` stops it."""
+        task = asyncio.get_running_loop().create_task(work, name=name)
         self._waits.add(task)
         task.add_done_callback(self._waits.discard)
 
@@ -167,8 +172,10 @@ class BrowserHandler:
         if self.announce is not None:
             self.announce(line)
 
-    async def _open(self, url: str, question: Question) -> None:
-        if question.follows:  # the previous page reloads every FOLLOW_EVERY s: give it time to pick this up
+    async def _open(self, url: str, question: Question | None) -> None:
+        if (
+            question is not None and question.follows
+        ):  # the previous page reloads every FOLLOW_EVERY s: give it time to pick this up
             with anyio.move_on_after(FOLLOW_EVERY * 2 + 1):
                 await question.claimed.wait()
             if question.claimed.is_set():

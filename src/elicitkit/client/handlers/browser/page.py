@@ -45,7 +45,6 @@ __all__ = [
     "is_yes_no",
     "method_not_allowed_page",
     "openable",
-    "opening_page",
     "read_answers",
     "review_page",
     "url_page",
@@ -156,12 +155,10 @@ def _attrs(attrs: Mapping[str, str | None]) -> str:
     return "".join(f" {k}" if v is None else f' {k}="{_e(v)}"' for k, v in attrs.items())
 
 
-def _document(title: str, page: str, body: str, refresh: str | None = None) -> str:
-    """A whole page; ``refresh`` is a ``<meta http-equiv=refresh>`` content (pages update without script)."""
-    meta = f'<meta http-equiv="refresh" content="{_e(refresh)}">' if refresh else ""
+def _document(title: str, page: str, body: str) -> str:
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-        f'<meta name="viewport" content="width=device-width, initial-scale=1">{meta}'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{_e(title)}</title><style>{_CSS}</style></head>"
         f'<body class="page-{page}"><main>{body}</main></body></html>'
     )
@@ -657,11 +654,17 @@ def url_page(
 _DONE_TITLES = {"sent": "Answer sent", "declined": "Declined", "cancelled": "Cancelled"}
 
 
+def _still_link(what: str) -> str:
+    """The way to stop a page that updates itself (WCAG 2.2.1: a person can turn the timing off)."""
+    return f' <a href="?still=1" id="still">Stop {what}</a>.'
+
+
 def done_page(origin: Origin | None, outcome: Outcome, *, follow: bool = False, step: int = 1) -> str:
     """The last page of a question: what was sent to whom.
 
-    ``follow``: the page reloads itself every :data:`FOLLOW_EVERY` seconds for a while, so a
-    next question from the same server shows up in this tab instead of a new one.
+    ``follow``: the page is served with a ``Refresh`` header (:data:`FOLLOW_EVERY` seconds)
+    for a while, so the same server's next question shows up in this tab instead of a new one;
+    it says so and offers to stop.
     """
     asker = _e(asker_name(origin))
     text = {
@@ -670,7 +673,8 @@ def done_page(origin: Origin | None, outcome: Outcome, *, follow: bool = False, 
         "cancelled": f"You cancelled; <bdi>{asker}</bdi> was told the question was dismissed.",
     }[outcome]
     then = (
-        f'<p class="explain" role="status">If <bdi>{asker}</bdi> has another question it appears here.</p>'
+        f'<p class="explain">If <bdi>{asker}</bdi> has another question it appears here; this page checks every'
+        f" {FOLLOW_EVERY} seconds for a little while.{_still_link('checking')}</p>"
         if follow
         else "<p>You can close this tab.</p>"
     )
@@ -678,18 +682,22 @@ def done_page(origin: Origin | None, outcome: Outcome, *, follow: bool = False, 
         f"{_asker(origin)}{_step(step, origin)}"
         f'<h1 id="outcome" data-outcome="{outcome}">{_DONE_TITLES[outcome]}</h1><p>{text}</p>{then}'
     )
-    return _document(_DONE_TITLES[outcome], "done", body, refresh=str(FOLLOW_EVERY) if follow else None)
+    return _document(_DONE_TITLES[outcome], "done", body)
 
 
 #: How a URL question stands after the person agreed to open it (see :func:`waiting_page`).
 WaitState = Literal["waiting", "completed", "timeout", "no-notice", "gone"]
 
-#: Seconds between the self-reloads of a waiting or following page.
+#: Seconds between the self-reloads (``Refresh`` header) of a waiting or following page.
 FOLLOW_EVERY = 2
 
 
-def waiting_page(origin: Origin | None, url: str, state: WaitState) -> str:
-    """After consent: waiting for the server to confirm the person finished at ``url``; reloads itself while waiting."""
+def waiting_page(origin: Origin | None, url: str, state: WaitState, *, updating: bool = True) -> str:
+    """After consent: waiting for the server to confirm the person finished at ``url``.
+
+    While ``state`` is "waiting" and ``updating``, serve it with a ``Refresh`` header of
+    :data:`FOLLOW_EVERY` seconds: it then updates itself, with no script; it offers to stop.
+    """
     facts = assess_url(url)
     asker = f"<bdi>{_e(asker_name(origin))}</bdi>"
     domain = f"<bdi>{_e(facts.display_host or facts.host)}</bdi>"
@@ -701,29 +709,22 @@ def waiting_page(origin: Origin | None, url: str, state: WaitState) -> str:
         "no-notice": (f"{asker} carries on when you are done at {domain}.", ""),
         "gone": (f"The connection to {asker} is gone.", ""),
     }[state]
-    more = (
-        f"<p>Finish at {domain} in its tab or window; this page updates by itself. Lost it? {link}.</p>"
-        if state == "waiting"
-        else "<p>You can close this tab.</p>"
-    )
+    if state != "waiting":
+        more = "<p>You can close this tab.</p>"
+    elif updating:
+        more = (
+            f"<p>It opened in a new tab or window: finish there. Lost it? {link}.</p>"
+            f'<p class="explain">This page checks every {FOLLOW_EVERY} seconds.{_still_link("checking")}</p>'
+        )
+    else:
+        more = f'<p>It opened in a new tab or window: finish there. Lost it? {link}. <a href="?">Check now</a>.</p>'
+
     titles = {"waiting": "Waiting…", "completed": "Finished", "timeout": "Stopped waiting"}
     body = (
         f'{_asker(origin)}<h1 id="outcome" data-outcome="opened" data-state="{state}">You agreed to open {domain}</h1>'
         f'<p class="status{status[1]}" id="status" role="status">{status[0]}</p>{more}'
     )
-    refresh = str(FOLLOW_EVERY) if state == "waiting" else None
-    return _document(titles.get(state, "Opened"), "waiting", body, refresh=refresh)
-
-
-def opening_page(url: str, facts: UrlAssessment) -> str:
-    """After consent: go on to ``url`` (serve it with ``Referrer-Policy: no-referrer``)."""
-    body = (
-        f"<h1>Opening <bdi>{_e(facts.host)}</bdi>…</h1>"
-        f'<p>If nothing happens, <a href="{_e(url)}" rel="noreferrer noopener">continue to {_e(url)}</a>.</p>'
-        "<p>Come back with your browser's Back button to see whether the server confirmed it.</p>"
-    )
-    # Navigate with a meta refresh rather than a redirect: form-action 'self' also covers redirects.
-    return _document(f"Opening {facts.host}", "opening", body, refresh=f"0;url={url}")
+    return _document(titles.get(state, "Opened"), "waiting", body)
 
 
 def error_page(status: int, title: str, text: str) -> str:
