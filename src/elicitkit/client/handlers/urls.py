@@ -45,7 +45,7 @@ class UrlAssessment:
         )
 
     def foreign_words(self) -> str:
-        """The foreign letters in a sentence, e.g. "letter 1, “а”, is CYRILLIC SMALL LETTER A"."""
+        """The foreign letters in a sentence, e.g. "letter 1, “\\u0430”, is CYRILLIC SMALL LETTER A"."""
         named = [f"letter {i}, \u201c{ch}\u201d, is {name}" for i, ch, name in self.foreign_letters]
         if not named:
             return ""
