@@ -530,3 +530,31 @@ def test_option_numbers_line_up(spawn: Callable[..., Terminal]) -> None:
     term.type(":cancel" + ENTER)
     term.expect("Cancelled (:cancel)")
     term.finish()
+
+
+def test_elicitkit_call_plain_on_a_terminal() -> None:
+    """``elicitkit call --plain``: the terminal form in plain lines even on a terminal (no boxes, no colours)."""
+    game = f"{sys.executable} {ROOT / 'examples' / 'elicitation' / 'guess_the_number.py'}"
+    env = {**os.environ, "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1", "PYTHONUNBUFFERED": "1"}
+    env.pop("NO_COLOR", None)
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "elicitkit.cli", "call", game, "guess_the_number", "--plain"],
+        env=env,
+        cwd=str(ROOT),
+        encoding="utf-8",
+        dimensions=(50, 200),
+        timeout=20,
+    )
+    term = Terminal(child)
+    try:
+        shown = term.expect("Value [y/n]")
+        assert "Question from guess-the-number\n" in shown and "Shall we play guess-the-number?" in shown
+        assert not set("╭╮╰╯│") & set(shown)
+        term.reply("n")
+        term.expect("Sent no to guess-the-number.")
+        term.expect("Another time, then.")
+        child.expect(pexpect.EOF, timeout=10)
+        assert "\x1b[" not in term.raw.split("Question from", 1)[1].split("Another time", 1)[0]  # no colours
+    finally:
+        child.close(force=True)

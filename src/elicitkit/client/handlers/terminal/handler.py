@@ -115,7 +115,9 @@ class TerminalHandler:
         self._input = input
         self._output = output
         stream = output if output is not None and not isinstance(output, Output) else None
-        self.console = console if console is not None else Console(file=stream, highlight=False)
+        # plain=True: no styles at all, even on a terminal (screen readers, transcripts, dumb terminals).
+        styles: dict[str, Any] = {"color_system": None} if plain else {}
+        self.console = console if console is not None else Console(file=stream, highlight=False, **styles)
         self._view = View(self.console)
         self.open_url: OpenUrl = open_url if open_url is not None else webbrowser.open
         self.completion_timeout = completion_timeout
