@@ -138,7 +138,7 @@ async def test_the_next_question_from_the_same_server_follows_in_the_same_page(a
     following = await get(app, first.path)
     assert following.headers["refresh"] == "2" and "another question" in following.text
     second = app.open(FormRequest("Second?", SCHEMA))
-    assert second.step == 2 and second.follows and not second.claimed.is_set()
+    assert second.step == 2 and second.follows and not second.claimed.is_set()  # its page was just served
     moved = await get(app, first.path)
     assert moved.status_code == 303 and moved.headers["location"] == second.path
     shown = (await get(app, second.path)).text

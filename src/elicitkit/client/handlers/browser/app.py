@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hmac
 import logging
+import math
 import secrets
 import time
 from collections import OrderedDict
@@ -90,6 +91,8 @@ class Question:
     wait_state: WaitState = "waiting"  # a URL question after consent
     step: int = 1  # its place in a run of questions from one server shown in one tab
     next: Question | None = None  # the same server's next question, which this tab follows on to
+    previous: Question | None = None  # the question whose page may pick this one up
+    followed_at: float = -math.inf  # when its page was last served as looking out for a next question
     claimed: anyio.Event = field(default_factory=anyio.Event)  # a browser has loaded its page
     closed_at: float = 0.0
 
@@ -101,7 +104,11 @@ class Question:
     @property
     def follows(self) -> bool:
         """It comes right after a question answered on a page that is still looking out for it."""
-        return self.step > 1
+        if self.previous is None:
+            return False
+        # Just answered (its done page is on its way) or its done page was served lately.
+        seen = max(self.previous.followed_at, self.previous.closed_at)
+        return time.monotonic() - seen < FOLLOW_EVERY + 1
 
 
 class _Refused(Exception):
@@ -147,7 +154,7 @@ class FormApp:
         previous = self._followed_by(request)
         if previous is not None:
             previous.next = question
-            question.step = previous.step + 1
+            question.step, question.previous = previous.step + 1, previous
         self.questions[question.token] = question
         return question
 
@@ -251,6 +258,8 @@ class FormApp:
             if nxt is not None and nxt.token in self.questions:
                 return _see_other(nxt.path)  # this tab moves on to the same server's next question
             follow = nxt is None and not still and time.monotonic() - q.closed_at < FOLLOW_FOR
+            if follow:
+                q.followed_at = time.monotonic()
             page = done_page(q.request.origin, q.outcome, follow=follow, step=q.step)
             return _html(page, headers=_REFRESH if follow else None)
         if isinstance(q.request, UrlRequest):

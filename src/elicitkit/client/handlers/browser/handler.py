@@ -176,7 +176,7 @@ class BrowserHandler:
         if (
             question is not None and question.follows
         ):  # the previous page reloads every FOLLOW_EVERY s: give it time to pick this up
-            with anyio.move_on_after(FOLLOW_EVERY * 2 + 1):
+            with anyio.move_on_after(FOLLOW_EVERY + 1.5):
                 await question.claimed.wait()
             if question.claimed.is_set():
                 return

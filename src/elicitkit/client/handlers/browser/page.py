@@ -103,7 +103,7 @@ max-width:30rem;font-weight:600}
 .summary{color:var(--bad);background:var(--badbg);border:2px solid var(--bad);border-radius:8px;
 padding:.6rem .9rem;margin:0 0 1rem}
 .summary h2{margin:0 0 .3rem;font-size:1.05rem}.summary ul{margin:0;padding-left:1.2rem}
-.summary a{color:var(--bad);font-weight:600;display:inline-block;min-height:1.5rem}
+.summary a{color:var(--bad);font-weight:600;display:block;padding:.15rem 0}
 .notice{background:var(--warnbg);color:var(--warn);border-radius:8px;padding:.6rem .9rem;margin:0 0 1rem}
 .actions{display:flex;flex-wrap:wrap;gap:.6rem;margin-top:1.5rem}
 button{font:inherit;min-height:2.75rem;padding:.5rem 1.1rem;border-radius:8px;border:1px solid var(--line);
@@ -605,13 +605,16 @@ def url_page(
             + (f"<p>{_e(letters[:1].upper() + letters[1:])}.</p>" if letters else "")
             + "<p>If you did not expect exactly this address, decline.</p></div>"
         )
+        # Its own form: Enter in the box presses "Open anyway", never the Decline above it.
         confirm = (
-            '<div class="confirm"><label for="confirm"><strong>To open it anyway</strong>, type its real name:'
+            f'<form method="post" action="{_e(action)}" class="confirm" id="confirm-form">'
+            f'<input type="hidden" name="csrf" value="{_e(csrf)}">'
+            '<label for="confirm"><strong>To open it anyway</strong>, type its real name:'
             f" <code><bdi>{_e(facts.host)}</bdi></code></label>"
             '<input type="text" id="confirm" name="confirm" autocomplete="off" spellcheck="false"'
             ' autocapitalize="none" aria-describedby="stop">'
             '<div class="actions"><button type="submit" class="danger" name="action" value="open" id="open">'
-            f"Open anyway</button></div></div>"
+            "Open anyway</button></div></form>"
         )
         buttons = (
             '<button type="submit" class="primary" name="action" value="decline">Decline</button>'
@@ -641,7 +644,7 @@ def url_page(
         " may learn the outcome from the site.</p>"
         f'<form method="post" action="{_e(action)}" id="consent">'
         f'<input type="hidden" name="csrf" value="{_e(csrf)}">'
-        f'<div class="actions">{buttons}</div>{explain}{confirm}</form>'
+        f'<div class="actions">{buttons}</div>{explain}</form>{confirm}'
     )
     title = (
         f"Careful: {asker} asks you to open a look-alike address"
