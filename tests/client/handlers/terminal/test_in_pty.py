@@ -558,3 +558,61 @@ def test_elicitkit_call_plain_on_a_terminal() -> None:
         assert "\x1b[" not in term.raw.split("Question from", 1)[1].split("Another time", 1)[0]  # no colours
     finally:
         child.close(force=True)
+
+
+def test_ctrl_c_cancels_a_browser_question_and_the_server_is_told(tmp_path: Path) -> None:
+    """``--ui browser``: Ctrl-C in the terminal while the page waits answers "cancel" (the tool hears it),
+    and the question's URL is printed once, not again by a warning.
+
+    The server runs over HTTP in its own session: a stdio child shares the terminal's process
+    group, so Ctrl-C would reach it too.
+    """
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    game = f"{ROOT / 'examples' / 'elicitation' / 'guess_the_number.py'}:server"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "elicitkit.cli", "serve", game, "--transport", "http", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    env = {**os.environ, "TERM": "xterm-256color", "PYTHONUNBUFFERED": "1", "BROWSER": str(tmp_path / "no-browser")}
+    env.pop("DISPLAY", None)
+    env.pop("WAYLAND_DISPLAY", None)
+    try:
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the server did not start"
+                time.sleep(0.1)
+        child = pexpect.spawn(
+            sys.executable,
+            ["-m", "elicitkit.cli", "call", f"http://127.0.0.1:{port}/mcp", "guess_the_number", "--ui", "browser"],
+            env=env,
+            cwd=str(ROOT),
+            encoding="utf-8",
+            dimensions=(50, 200),
+            timeout=20,
+        )
+        term = Terminal(child)
+        try:
+            term.expect("asks a question; answer it in your browser: http://127.0.0.1:")
+            term.expect("open the address above yourself")
+            child.sendintr()
+            term.expect("Cancelled (Ctrl-C): guess-the-number is told you dismissed it.")
+            term.expect("Another time, then.")  # the tool got "cancel" and answered
+            child.expect(pexpect.EOF, timeout=10)
+            child.close()
+            assert child.exitstatus == 0
+            assert term.text.count("/q/") == 1  # the question's URL, printed once
+        finally:
+            child.close(force=True)
+    finally:
+        server.terminate()
+        server.wait(10)

@@ -111,6 +111,7 @@ background:var(--card);color:var(--fg);cursor:pointer}
 button.primary{background:var(--accent);border-color:var(--accent);color:var(--accent-fg);font-weight:600}
 button.danger{border-color:var(--stop);color:var(--stop)}
 .spacer{flex:1}
+a{color:var(--accent)}
 .explain{color:var(--muted);font-size:.9rem;margin:.75rem 0 0}
 dl.answers{margin:0;display:grid;grid-template-columns:minmax(8rem,auto) 1fr;gap:.4rem 1rem}
 dl.answers .answer{display:contents}dl.answers dt{font-weight:600}
