@@ -936,6 +936,13 @@ class Audit:
             ]
             report[f"layout-{label}"] = driver.execute_script(LAYOUT)
             shoot(driver, f"{name}-{label}")
+        # Dark mode has its own colours: check their contrast too (desktop width).
+        viewport(driver, DESKTOP)
+        dark = {"media": "screen", "features": [{"name": "prefers-color-scheme", "value": "dark"}]}
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", dark)
+        report["axe-dark"] = [v for v in driver.execute_async_script(AXE_RUN) if v["impact"] in ("serious", "critical")]
+        shoot(driver, f"{name}-dark")
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "", "features": []})
         driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
         self.seen[name] = report
 
@@ -1204,7 +1211,7 @@ async def test_every_page_at_desktop_and_phone_width(driver: WebDriver, landing:
     expected = {"form", "form-errors", "review", "done-sent", "error-404", "yes-no", "url-consent", "url-waiting"}
     assert set(audit.seen) == expected | {"url-lookalike", "done-declined"}
     for name, report in audit.seen.items():
-        assert report["axe-desktop"] == [] and report["axe-phone"] == [], (name, report)
+        assert report["axe-desktop"] == [] and report["axe-phone"] == [] and report["axe-dark"] == [], (name, report)
         phone = report["layout-phone"]
         assert phone["scroll"][0] <= phone["scroll"][1], (name, phone)  # no horizontal scroll at 390 px
         assert phone["small"] == [], (name, phone)  # every target at least 24x24 px

@@ -25,7 +25,6 @@ __all__ = [
     "CONSENT_AGAIN",
     "CONSENT_PROMPT",
     "HELP",
-    "LEAVE",
     "MASK",
     "YES_NO_HOW",
     "Back",
@@ -73,8 +72,6 @@ HELP = (
     "Enter alone keeps the answer in [brackets] · :back previous question · :clear no answer · "
     ":decline refuse to answer · :cancel (or Esc, Ctrl-C) dismiss · :help this line"
 )
-#: What leaving means, said once per question: the same two words work at every prompt.
-LEAVE = ":decline tells the server you will not answer · :cancel (or Esc) dismisses the question without a yes or no"
 CONSENT_PROMPT: Fragments = [
     ("class:label", "Open it in your browser?"),
     ("class:hint", " [y open · :decline · :cancel]"),
