@@ -11,7 +11,14 @@ every page with the pure functions of :mod:`.page`. It trusts nothing it is sent
   ``Sec-Fetch-Site``, must be an urlencoded form of at most :data:`MAX_BODY` bytes;
 - "Send" must carry the id of the review page it was pressed on, so a stale page cannot
   send answers that changed since;
+- a look-alike URL opens only when the person typed its real (ASCII) name;
 - every response, errors included, carries :data:`~.page.SECURITY_HEADERS`.
+
+Every accepted POST is answered with 303 See Other to the question's page (post/redirect/get):
+the browser's Back and Reload then never resend a form. A GET shows the step the question is
+at, and after the person ends it, how it ended (or the same server's next question, so a run
+of questions stays in one tab); pages that wait for something update through a ``Refresh``
+header, with no script.
 
 It does not listen anywhere itself (:mod:`.serve` does) and does not ask anyone
 (:mod:`.handler` does): it only answers HTTP requests.
