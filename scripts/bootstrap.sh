@@ -126,7 +126,11 @@ else
     fi
     rm -f "$VENV_STAMP"
     say "installing elicitkit into .venv (pip install -e '$SPEC')"
-    quietly "$VENV/bin/python" -m pip install --disable-pip-version-check -e "$SPEC"
+    # --no-compile for the demo: byte-compiling every dependency up front is most of a first
+    # run's time; Python compiles the few modules the demo imports on first use instead.
+    NO_COMPILE=()
+    [[ "$MODE" == demo ]] && NO_COMPILE=(--no-compile)
+    quietly "$VENV/bin/python" -m pip install --disable-pip-version-check "${NO_COMPILE[@]}" -e "$SPEC"
     echo "$VENV_KEY" >"$VENV_STAMP"
 fi
 
