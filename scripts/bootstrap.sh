@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# Set up everything the tests and the demo need, on a machine that has only
-# Python 3.11+, node/npm and apt:
+# Set up what the demo or the tests need.
 #
-#   .venv/                                  python3 -m venv + pip install -e '.[test]'
-#   $CACHE/node22/node_modules/.bin/node    node 22 from the npm registry (package "node")
-#   $CACHE/conformance/<version>/           @modelcontextprotocol/conformance, one dir per pinned version
+#   bash scripts/bootstrap.sh --demo   only what the demo needs: Python 3.11+ and
+#                                      .venv/ (python3 -m venv + pip install -e .): no test extra,
+#                                      no node, no npm, no conformance suites, no chromium
+#   bash scripts/bootstrap.sh          everything the tests need (needs node/npm and apt as well):
+#       .venv/                                  pip install -e '.[test]'
+#       $CACHE/node22/node_modules/.bin/node    node 22 from the npm registry (package "node")
+#       $CACHE/conformance/<version>/           @modelcontextprotocol/conformance, one dir per pinned version
+#       $CACHE/axe-core/<version>/              axe-core (the browser-form accessibility check)
+#       chromium + chromedriver                 Debian packages (browser-form tests)
 #
 # $CACHE is $ELICITKIT_CACHE if set (a relative path is taken relative to the repo
 # root), otherwise <repo>/.cache.
@@ -16,9 +21,21 @@
 # reinstall. Progress goes to stderr.
 set -euo pipefail
 
+MODE=test
+case "${1:-}" in
+    --demo) MODE=demo ;;
+    "") ;;
+    *)
+        echo "usage: bash scripts/bootstrap.sh [--demo]" >&2
+        exit 2
+        ;;
+esac
+
 # Keep these in sync with tests/conformance/harness.py.
 NODE_MAJOR=22
 CONFORMANCE_VERSIONS=("0.2.0-alpha.12" "0.1.16")
+# Keep in sync with tests/client/handlers/browser/test_in_chromium.py (AXE_VERSION).
+AXE_VERSION="4.14.1"
 # Bump to force every machine to redo a step after changing how it is done.
 RECIPE_REV=1
 
@@ -82,9 +99,21 @@ if command -v flock >/dev/null; then
 fi
 
 # ---------------------------------------------------------------- python venv
-VENV_KEY="rev=$RECIPE_REV pyproject=$(sha256sum pyproject.toml | cut -d' ' -f1)"
+# The demo needs the package and its runtime dependencies only; the tests add the test extra.
+# A venv that has the test extra also serves the demo, so a demo run never strips it.
+PYPROJECT_SUM="$(sha256sum pyproject.toml | cut -d' ' -f1)"
 VENV_STAMP="$VENV/.elicitkit-bootstrap.stamp"
-if stamp_ok "$VENV_STAMP" "$VENV_KEY" && "$VENV/bin/python" -c '' 2>/dev/null; then
+TEST_KEY="rev=$RECIPE_REV pyproject=$PYPROJECT_SUM extras=test"
+DEMO_KEY="rev=$RECIPE_REV pyproject=$PYPROJECT_SUM extras=none"
+if [[ "$MODE" == demo ]]; then
+    VENV_KEY="$DEMO_KEY"
+    SPEC="."
+else
+    VENV_KEY="$TEST_KEY"
+    SPEC=".[test]"
+fi
+if { stamp_ok "$VENV_STAMP" "$VENV_KEY" || { [[ "$MODE" == demo ]] && stamp_ok "$VENV_STAMP" "$TEST_KEY"; }; } \
+    && "$VENV/bin/python" -c '' 2>/dev/null; then
     :
 else
     if ! "$VENV/bin/python" -c 'import sys; assert sys.version_info >= (3, 11)' 2>/dev/null; then
@@ -96,9 +125,18 @@ else
         quietly "$PYTHON" -m venv "$VENV"
     fi
     rm -f "$VENV_STAMP"
-    say "installing elicitkit[test] into .venv (pip install -e '.[test]')"
-    quietly "$VENV/bin/python" -m pip install --disable-pip-version-check -e '.[test]'
+    say "installing elicitkit into .venv (pip install -e '$SPEC')"
+    # --no-compile for the demo: byte-compiling every dependency up front is most of a first
+    # run's time; Python compiles the few modules the demo imports on first use instead.
+    NO_COMPILE=()
+    [[ "$MODE" == demo ]] && NO_COMPILE=(--no-compile)
+    quietly "$VENV/bin/python" -m pip install --disable-pip-version-check "${NO_COMPILE[@]}" -e "$SPEC"
     echo "$VENV_KEY" >"$VENV_STAMP"
+fi
+
+if [[ "$MODE" == demo ]]; then
+    say "ready for the demo (.venv/bin/elicitkit demo)"
+    exit 0
 fi
 
 # ---------------------------------------------------------------- node 22
@@ -163,6 +201,20 @@ for ver in "${CONFORMANCE_VERSIONS[@]}"; do
     [[ "$got" == "$ver" ]] || die "conformance in $dir reports version '$got', expected $ver"
     echo "$key" >"$stamp"
 done
+
+# ---------------------------------------------------------------- axe-core (browser-form accessibility)
+AXE_DIR="$CACHE/axe-core/$AXE_VERSION"
+AXE_JS="$AXE_DIR/node_modules/axe-core/axe.min.js"
+AXE_KEY="rev=$RECIPE_REV axe-core@$AXE_VERSION"
+AXE_STAMP="$AXE_DIR/.elicitkit-bootstrap.stamp"
+if ! { stamp_ok "$AXE_STAMP" "$AXE_KEY" && [[ -f "$AXE_JS" ]]; }; then
+    say "installing axe-core@$AXE_VERSION into ${AXE_DIR#"$REPO"/}"
+    rm -rf "$AXE_DIR"
+    write_package_json "$AXE_DIR" "elicitkit-axe-core-$AXE_VERSION"
+    npm_install "$AXE_DIR" "axe-core@$AXE_VERSION"
+    [[ -f "$AXE_JS" ]] || die "axe-core $AXE_VERSION installed but $AXE_JS is missing"
+    echo "$AXE_KEY" >"$AXE_STAMP"
+fi
 
 # ---------------------------------------------------------------- chromium (browser-form tests)
 # Debian's chromium and its matching chromedriver; Selenium drives them headless.

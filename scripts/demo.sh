@@ -5,5 +5,6 @@ set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
 
-bash scripts/bootstrap.sh
+# Only what the demo needs (the package and its runtime dependencies): no node, npm or browser.
+bash scripts/bootstrap.sh --demo
 exec .venv/bin/elicitkit demo "$@"

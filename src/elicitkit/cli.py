@@ -55,16 +55,19 @@ def _load_defaults(path: str | None) -> dict[str, Any]:
     return data
 
 
-def make_handler(ui: str, defaults: dict[str, Any]) -> Any:
-    """The handler for ``--ui``; ``auto`` is the terminal form on a terminal, CI defaults otherwise."""
+def make_handler(ui: str, defaults: dict[str, Any], plain: bool = False) -> Any:
+    """The handler for ``--ui``; ``auto`` is the terminal form on a terminal, CI defaults otherwise.
+
+    ``plain``: the terminal form in plain lines (no boxes, no colours, no line editing).
+    """
     if ui == "auto":
-        ui = "terminal" if sys.stdin.isatty() and sys.stdout.isatty() else "ci"
+        ui = "terminal" if plain or (sys.stdin.isatty() and sys.stdout.isatty()) else "ci"
     if ui == "ci":
         return CIHandler(defaults)
     if ui == "terminal":
         from elicitkit.client.handlers.terminal import TerminalHandler
 
-        return TerminalHandler()
+        return TerminalHandler(plain=True if plain else None)
     from elicitkit.client.handlers.browser import BrowserHandler
 
     return BrowserHandler()
@@ -244,6 +247,7 @@ def main() -> None:
 @click.option("--audit", type=click.Path(dir_okay=False), help="Append one JSON line per question here.")
 @click.option("--json", "as_json", is_flag=True, help="Print the raw tool result as JSON.")
 @click.option("--timeout", type=float, default=600.0, show_default=True, help="Seconds per request.")
+@click.option("--plain", is_flag=True, help="Terminal form in plain lines: no boxes, colours or line editing.")
 def call(
     server: str,
     tool: str | None,
@@ -257,6 +261,7 @@ def call(
     audit: str | None,
     as_json: bool,
     timeout: float,
+    plain: bool,
 ) -> None:
     """Call TOOL on SERVER (a command line or an http(s) URL) and answer its questions; no TOOL lists tools."""
     if audit:
@@ -265,7 +270,7 @@ def call(
         except OSError as exc:
             raise click.BadParameter(f"cannot write {audit}: {exc.strerror}", param_hint="--audit") from None
     handler = Policy(
-        make_handler(ui, _load_defaults(defaults)),
+        make_handler(ui, _load_defaults(defaults), plain),
         rate_limit=RateLimit(rate) if rate else None,
         sensitive_fields=not allow_sensitive,
         audit=AuditLog(audit) if audit else None,

@@ -30,7 +30,7 @@ def test_demo_walks_through_the_terminal_forms() -> None:
         child.expect("Anything else.*" + ARROW)
         child.send("2" + ENTER)
         child.expect("Send\\?")
-        child.send(ENTER)
+        child.send("s" + ENTER)  # sending is a typed choice: Enter alone does not send
         child.expect(r"Booked B001: 4 on 2026-12-28, on the heated terrace, with cake\.")
         # 2. URL mode: consent; no graphical browser here, so the demo's scripted visitor pays
         child.expect("Open it in your browser\\?")
@@ -39,9 +39,7 @@ def test_demo_walks_through_the_terminal_forms() -> None:
         # 3. the 2026 delete: the empty folder goes without a question; say no for the other
         child.expect(r"Deleted /demo/empty\.")
         child.expect("Delete it\\?.*" + ARROW)
-        child.send("n" + ENTER)
-        child.expect("Send\\?")
-        child.send(ENTER)
+        child.send("n" + ENTER)  # a one-question yes/no: the answer itself is sent, no review step
         child.expect(r"Kept /demo/project\.")
         child.expect("audit log: 3 question")
         child.expect("demo finished")

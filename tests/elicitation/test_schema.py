@@ -67,7 +67,7 @@ class Shapes(BaseModel):
 
 def test_untitled_single_from_literal_and_enum() -> None:
     assert prop(Shapes, "literal") == {"type": "string", "enum": ["x", "y"], "title": "Literal"}
-    assert prop(Shapes, "plain_enum") == {"type": "string", "enum": ["red", "green"], "title": "Plain Enum"}
+    assert prop(Shapes, "plain_enum") == {"type": "string", "enum": ["red", "green"], "title": "Plain enum"}
 
 
 def test_titled_single_from_titled_enum_has_one_of_and_no_enum() -> None:
@@ -213,7 +213,7 @@ class Described(BaseModel):
 
 
 def test_titles_default_to_the_field_name_and_descriptions_are_kept() -> None:
-    assert prop(Described, "plain_name")["title"] == "Plain Name"
+    assert prop(Described, "plain_name")["title"] == "Plain name"  # sentence case (issue 16, point 11)
     titled = prop(Described, "titled")
     assert titled["title"] == "Custom title"
     assert titled["description"] == "Shown under the field"

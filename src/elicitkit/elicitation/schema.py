@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime
 import enum
 import functools
+import re
 import types
 import typing
 from collections import OrderedDict
@@ -366,6 +367,31 @@ def _choices(annotation: Any) -> tuple[list[str], dict[str, str]] | None:
     return None
 
 
+_WORD = re.compile(r"[A-Z]{2,}(?=[A-Z][a-z]|[0-9]|$)|[A-Z]?[a-z]+|[A-Z]|[0-9]+")
+
+
+def title_from_name(name: str) -> str:
+    """A label that reads well from a field name: ``cpu_cores`` -> "Cpu cores", ``memoryGB`` -> "Memory GB".
+
+    The rule, independent of the description: split on ``_``/``-`` and at camelCase humps,
+    write the words in sentence case (first word capitalised, the rest lower case), except
+    a run of capitals inside a mixed-case part (``userID``, ``CPUCores``), which is kept as
+    written: that is an acronym the author spelled out. An all-capitals part (``MAX_SIZE``)
+    is shouting, not an acronym: "Max size". Give ``Field(title=...)`` for anything else.
+    """
+    words: list[str] = []
+    for part in re.split(r"[_\-\s]+", name):
+        mixed = part != part.upper() and part != part.lower()
+        for word in _WORD.findall(part):
+            acronym = mixed and len(word) > 1 and word.isupper()
+            words.append(word if acronym else word.lower())
+    if not words:
+        return name
+    first = words[0]
+    words[0] = first if first.isupper() and len(first) > 1 else first[:1].upper() + first[1:]
+    return " ".join(words)
+
+
 def _property(annotation: Any, info: FieldInfo, name: str) -> tuple[dict[str, Any], bool]:
     """One field's property schema, and whether it is required."""
     base, extras = unwrap_annotated(annotation)
@@ -376,6 +402,10 @@ def _property(annotation: Any, info: FieldInfo, name: str) -> tuple[dict[str, An
     titles = next((x.titles for x in extras if isinstance(x, Titles)), None)
     legacy_names = any(x is LEGACY_ENUM_NAMES for x in extras)
     fmt = next((x.name for x in extras if isinstance(x, Format)), None)
+    extra = info.json_schema_extra
+    extra_format = extra.get("format") if isinstance(extra, dict) else None
+    if fmt is None and isinstance(extra_format, str):
+        fmt = extra_format  # Field(json_schema_extra={"format": "email"}) means the same as Format("email")
     prop: dict[str, Any] = {}
     choices = _choices(base)
     if base is bool:
@@ -428,7 +458,7 @@ def _property(annotation: Any, info: FieldInfo, name: str) -> tuple[dict[str, An
     for constraint in extras:
         _apply_constraint(prop, constraint)
     title = info.title
-    prop["title"] = title if title is not None else name.replace("_", " ").strip().title()
+    prop["title"] = title if title is not None else title_from_name(name)
     if info.description:
         prop["description"] = info.description
     if not info.is_required():

@@ -9,6 +9,7 @@ runs), so a value one UI accepts the other accepts too, and the server agrees.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -23,6 +24,31 @@ _FORMAT_NAMES = {
     "date": "a date (YYYY-MM-DD)",
     "date-time": "a date and time (YYYY-MM-DDTHH:MM:SSZ)",
 }
+_EXAMPLES = {
+    "email": "Not an email address: write it like name@example.com.",
+    "uri": "Not a web address: write it in full, like https://example.com/page.",
+    "date": "Not a date: write it like 2025-12-31.",
+    "date-time": "Not a date and time: write it like 2025-12-31T18:30:00Z.",
+}
+#: Words that mark a field as a secret (matched in its name, title and description); the
+#: sensitive-field guard of :mod:`.policy` refuses such forms, the UIs mask what is typed.
+SECRET_PATTERNS: tuple[str, ...] = (
+    r"pass(word|wd|phrase|code)?\b",
+    r"\bpwd\b",
+    r"secret",
+    r"(api|access|auth|bearer|refresh|session|private|secret)[\s_-]*(key|token)",
+    r"\btoken\b",
+    r"\bcredentials?\b",
+    r"\b(otp|2fa|mfa|totp)\b",
+    r"\bpin\b",
+    r"(credit|debit)[\s_-]*card",
+    r"card[\s_-]*(number|no|num)\b",
+    r"\b(cc|card)[\s_-]*(num|number|cvv|cvc)\b",
+    r"\b(cvv|cvc|cvv2|csc)\b",
+    r"\biban\b",
+    r"\b(ssn|social[\s_-]*security)\b",
+)
+_SECRET = re.compile("|".join(f"(?:{p})" for p in SECRET_PATTERNS), re.IGNORECASE)
 _TRUE = frozenset({"y", "yes", "true", "t", "1", "on"})
 _FALSE = frozenset({"n", "no", "false", "f", "0", "off"})
 
@@ -75,6 +101,14 @@ class FormField:
         return self.schema.get("default")
 
     @property
+    def secret(self) -> bool:
+        """A password, token, card number...: typed masked and never shown back in clear."""
+        if self.format == "password" or self.schema.get("writeOnly") is True:
+            return True
+        texts = [name_words(self.name), *(str(self.schema.get(k, "")) for k in ("title", "description"))]
+        return any(_SECRET.search(text) for text in texts)
+
+    @property
     def format(self) -> str | None:
         fmt = self.schema.get("format")
         return fmt if isinstance(fmt, str) else None
@@ -87,8 +121,9 @@ class FormField:
             out.extend(_range_words(s.get("minLength"), s.get("maxLength"), "character"))
             if self.format:
                 out.append(_FORMAT_NAMES.get(self.format, self.format))
-            if isinstance(s.get("pattern"), str):
-                out.append(f"matching {s['pattern']}")
+            if isinstance(s.get("pattern"), str) and not self.description:
+                # With a description the author already says what is wanted; without, put the pattern in words.
+                out.append(describe_pattern(s["pattern"]) or "in the form the server expects")
         elif self.kind in (FieldKind.NUMBER, FieldKind.INTEGER):
             out.append("a whole number" if self.kind is FieldKind.INTEGER else "a number")
             lo, hi = s.get("minimum"), s.get("maximum")
@@ -135,19 +170,19 @@ class FormField:
                 return True
             if low in _FALSE:
                 return False
-            raise FieldError("answer yes or no")
+            raise FieldError("Answer yes or no.")
         if self.kind is FieldKind.INTEGER:
             try:
                 return int(text)
             except ValueError:
-                raise FieldError(f"{text!r} is not a whole number") from None
+                raise FieldError("Not a whole number: write digits only, like 42.") from None
         if self.kind is FieldKind.NUMBER:
             try:
                 number = float(text)
             except ValueError:
-                raise FieldError(f"{text!r} is not a number") from None
+                raise FieldError("Not a number: write it like 3 or 2.5.") from None
             if not math.isfinite(number):
-                raise FieldError("the number must be finite")
+                raise FieldError("Not a number: write it like 3 or 2.5.")
             return int(number) if number.is_integer() and "." not in text and "e" not in text.lower() else number
         if self.kind is FieldKind.CHOICE:
             return self._option(text)
@@ -187,13 +222,126 @@ class FormField:
         if text.isdigit() and 1 <= int(text) <= len(self.options):
             return self.options[int(text) - 1].value
         offered = ", ".join(o.title for o in self.options)
-        raise FieldError(f"{text!r} is not one of the choices ({offered})")
+        raise FieldError(f"\u201c{text}\u201d is not one of the choices: pick {offered}.")
 
     def problems(self, value: Any) -> list[str]:
-        """Why ``value`` does not fit this field (JSON Schema, same validator as the server)."""
+        """Why ``value`` does not fit this field, in plain words (judged by the server's own validator).
+
+        The validator decides; :func:`explain` only words what it found, rule by rule, using
+        the schema's description for a pattern when the author gave one.
+        """
         if value is None:
-            return ["this field is required"] if self.required and not self.has_default else []
-        return [_humanize(p) for p in field_problems(self.schema, value)]
+            return ["This is required: please answer it."] if self.required and not self.has_default else []
+        found = field_problems(self.schema, value)
+        if not found:
+            return []
+        return [explain(self, value) or _humanize(found[0])]
+
+
+def name_words(name: str) -> str:
+    """``apiKey`` / ``api_key`` / ``API-Key`` -> ``api key``: so one pattern matches every spelling."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
+    return re.sub(r"[_\-.]+", " ", spaced).lower()
+
+
+_PATTERN_ATOMS = {
+    r"\d": ("digit", "digits"),
+    "[0-9]": ("digit", "digits"),
+    "[A-Z]": ("capital letter", "capital letters"),
+    "[a-z]": ("small letter", "small letters"),
+    "[A-Za-z]": ("letter", "letters"),
+    "[a-zA-Z]": ("letter", "letters"),
+    "[A-Z0-9]": ("capital letter or digit", "capital letters or digits"),
+    "[A-Za-z0-9]": ("letter or digit", "letters or digits"),
+    r"\w": ("letter, digit or _", "letters, digits or _"),
+}
+_ATOM = re.compile(r"(\\d|\\w|\[[^\]]+\]|\\.|[^\\\[\](){}*+?|^$])(\{(\d+)(?:,(\d*))?\}|[*+?])?")
+
+
+def describe_pattern(pattern: str) -> str | None:
+    """A simple anchored pattern in words (``^[A-Z]{3}-\\d{3}$`` -> "3 capital letters, then “-”,
+    then 3 digits"); None when it is not that simple, so the caller words it another way."""
+    if not (pattern.startswith("^") and pattern.endswith("$")) or pattern.endswith("\\$"):
+        return None
+    body, parts, pos = pattern[1:-1], [], 0
+    literal = ""
+    while pos < len(body):
+        match = _ATOM.match(body, pos)
+        if match is None:
+            return None
+        atom, quant, low, high = match.group(1), match.group(2), match.group(3), match.group(4)
+        pos = match.end()
+        if atom in _PATTERN_ATOMS or atom.startswith("[") or atom == ".":
+            if atom not in _PATTERN_ATOMS:
+                return None
+            one, many = _PATTERN_ATOMS[atom]
+        else:
+            char = atom[1:] if atom.startswith("\\") else atom
+            if quant is None:
+                literal += char
+                continue
+            return None
+        if literal:
+            parts.append(f"\u201c{literal}\u201d")
+            literal = ""
+        if quant is None:
+            parts.append(f"1 {one}")
+        elif quant == "+":
+            parts.append(f"1 or more {many}")
+        elif quant == "*":
+            parts.append(f"any number of {many}")
+        elif quant == "?":
+            parts.append(f"an optional {one}")
+        elif high is None:
+            parts.append(f"{low} {one if low == '1' else many}")
+        elif high == "":
+            parts.append(f"at least {low} {many}")
+        else:
+            parts.append(f"{low} to {high} {many}")
+    if literal:
+        parts.append(f"\u201c{literal}\u201d")
+    return ", then ".join(parts) if parts else None
+
+
+def explain(f: FormField, value: Any) -> str | None:
+    """The first rule of ``f`` that ``value`` breaks, in plain words; None when none of them is broken."""
+    s = f.schema
+    if f.kind is FieldKind.TEXT and isinstance(value, str):
+        lo, hi = s.get("minLength"), s.get("maxLength")
+        if isinstance(lo, int) and len(value) < lo:
+            return f"Too short: use at least {lo} character{'s' if lo != 1 else ''} (this has {len(value)})."
+        if isinstance(hi, int) and len(value) > hi:
+            return f"Too long: use at most {hi} character{'s' if hi != 1 else ''} (this has {len(value)})."
+        pattern = s.get("pattern")
+        if isinstance(pattern, str):
+            try:
+                fits = re.search(pattern, value) is not None
+            except re.error:
+                fits = True
+            if not fits:
+                wanted = f.description or describe_pattern(pattern)
+                return f"Not in the expected form: {wanted}." if wanted else "Not in the form the server expects."
+        if f.format in _EXAMPLES and field_problems({"type": "string", "format": f.format}, value):
+            return _EXAMPLES[f.format]
+    if f.kind in (FieldKind.NUMBER, FieldKind.INTEGER) and isinstance(value, (int, float)):
+        lo, hi = s.get("minimum"), s.get("maximum")
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            if lo is not None and hi is not None:
+                return f"Out of range: use a number from {lo} to {hi}."
+            if lo is not None:
+                return f"Too small: use {lo} or more."
+            return f"Too large: use {hi} or less."
+    if f.kind is FieldKind.MULTI and isinstance(value, list):
+        lo, hi = s.get("minItems"), s.get("maxItems")
+        if isinstance(lo, int) and len(value) < lo:
+            return "Choose at least one." if lo == 1 else f"Choose at least {lo}."
+        if isinstance(hi, int) and len(value) > hi:
+            return f"Too many: choose at most {hi} (you chose {len(value)})."
+        if any(v not in {o.value for o in f.options} for v in value):
+            return "Choose only from the options shown."
+    if f.kind is FieldKind.CHOICE and value not in {o.value for o in f.options}:
+        return "Choose one of the options shown."
+    return None
 
 
 def _range_words(low: Any, high: Any, unit: str) -> list[str]:
@@ -207,15 +355,13 @@ def _range_words(low: Any, high: Any, unit: str) -> list[str]:
 
 
 def _humanize(message: str) -> str:
-    if "is not a 'email'" in message:
-        return "not a valid email address"
-    if "is not a 'uri'" in message:
-        return "not a valid URL (include the scheme, e.g. https://)"
-    if "is not a 'date-time'" in message:
-        return "not a valid date and time (YYYY-MM-DDTHH:MM:SSZ)"
-    if "is not a 'date'" in message:
-        return "not a valid date (YYYY-MM-DD)"
-    return message
+    """A validator message no rule of :func:`explain` covered, made readable (no doubled backslashes)."""
+    for fmt, words in _EXAMPLES.items():
+        if f"is not a '{fmt}'" in message:
+            return words
+    if message == "required field is missing":
+        return "This is required: please answer it."
+    return message.replace("\\\\", "\\")
 
 
 def _options(prop: dict[str, Any]) -> tuple[Option, ...]:
@@ -268,10 +414,18 @@ def check_form(schema: dict[str, Any], values: dict[str, Any]) -> dict[str | Non
     try:
         validate_answer(schema, content)
     except InvalidAnswer as exc:
+        by_name = {f.name: f for f in form_fields(schema)}
         problems: dict[str | None, str] = {}
         for name, reason in exc.problems:
-            problems.setdefault(name, _humanize(reason))
-        return problems
+            f = by_name.get(name) if name is not None else None
+            if f is not None and name not in problems:
+                words = f.problems(content.get(f.name))
+                problems[name] = words[0] if words else _humanize(reason)
+            else:
+                problems.setdefault(name, _humanize(reason))
+        # The form's order, not the validator's: a summary then reads top to bottom.
+        order = {f.name: i for i, f in enumerate(by_name.values())}
+        return dict(sorted(problems.items(), key=lambda item: order.get(item[0], -1) if item[0] else -1))
     return {}
 
 

@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
+from elicitkit.client.handlers.fields import SECRET_PATTERNS, name_words
 from elicitkit.client.responder import QuestionRefused
 from elicitkit.elicitation.requests import ElicitRequest, FormRequest, Origin, UrlRequest
 from elicitkit.elicitation.results import AcceptedElicitation, ElicitationResult
@@ -37,29 +38,9 @@ logger = logging.getLogger("elicitkit.client.handlers.policy")
 Handler = Callable[[ElicitRequest], Awaitable[ElicitationResult[Any] | dict[str, Any]]]
 Clock = Callable[[], float]
 
-# Words that mark a field as a secret, matched against its name, title and description.
-DEFAULT_SENSITIVE_PATTERNS: tuple[str, ...] = (
-    r"pass(word|wd|phrase|code)?\b",
-    r"\bpwd\b",
-    r"secret",
-    r"(api|access|auth|bearer|refresh|session|private|secret)[\s_-]*(key|token)",
-    r"\btoken\b",
-    r"\bcredentials?\b",
-    r"\b(otp|2fa|mfa|totp)\b",
-    r"\bpin\b",
-    r"(credit|debit)[\s_-]*card",
-    r"card[\s_-]*(number|no|num)\b",
-    r"\b(cc|card)[\s_-]*(num|number|cvv|cvc)\b",
-    r"\b(cvv|cvc|cvv2|csc)\b",
-    r"\biban\b",
-    r"\b(ssn|social[\s_-]*security)\b",
-)
-
-
-def _words(name: str) -> str:
-    """``apiKey`` / ``api_key`` / ``API-Key`` -> ``api key``: so one pattern matches every spelling."""
-    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
-    return re.sub(r"[_\-.]+", " ", spaced).lower()
+# Words that mark a field as a secret, matched against its name, title and description
+# (shared with the forms, which mask such fields when they are let through).
+DEFAULT_SENSITIVE_PATTERNS: tuple[str, ...] = SECRET_PATTERNS
 
 
 @dataclass
@@ -78,7 +59,7 @@ class SensitiveFieldGuard:
         for name, prop in request.requested_schema.get("properties", {}).items():
             if name in self.allow:
                 continue
-            texts = [_words(name)] + [
+            texts = [name_words(name)] + [
                 str(prop.get(key, "")).lower() for key in ("title", "description") if isinstance(prop, dict)
             ]
             if any(self._compiled.search(text) for text in texts):

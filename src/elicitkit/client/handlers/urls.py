@@ -31,6 +31,29 @@ class UrlAssessment:
         return self.scheme == "https"
 
     @property
+    def lookalike(self) -> bool:
+        """The domain is not plain ASCII letters as read: it may imitate a familiar site, so stop before opening."""
+        return self.display_host != self.host or not self.host.isascii() or bool(self.foreign_letters)
+
+    @property
+    def foreign_letters(self) -> tuple[tuple[int, str, str], ...]:
+        """Each non-ASCII letter of the domain as read: (1-based position, the letter, its Unicode name)."""
+        return tuple(
+            (i, ch, unicodedata.name(ch, "unnamed character"))
+            for i, ch in enumerate(self.display_host, 1)
+            if not ch.isascii()
+        )
+
+    def foreign_words(self) -> str:
+        """The foreign letters in a sentence, e.g. "letter 1, “\\u0430”, is CYRILLIC SMALL LETTER A"."""
+        named = [f"letter {i}, \u201c{ch}\u201d, is {name}" for i, ch, name in self.foreign_letters]
+        if not named:
+            return ""
+        if len(named) > 4:
+            named = [*named[:4], f"and {len(named) - 4} more"]
+        return "; ".join(named) + " (not a plain Latin letter)"
+
+    @property
     def parts(self) -> tuple[str, str, str]:
         """The URL split as (before the host, the host[:port], after it), to set the host apart."""
         start = self.url.lower().find(self.host.lower()) if self.host else -1

@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import anyio
@@ -396,7 +397,8 @@ async def test_fill_review_send(driver: WebDriver) -> None:
         seen["review"] = review(driver)
         seen["done_page"] = press(driver, "button[value=send]")
         seen["done"] = outcome_shown(driver)
-        seen["after"] = load(driver, url)  # the token died with the answer
+        seen["after"] = load(driver, url), outcome_shown(driver)  # Reload: the outcome, no form to resend
+        seen["forms_after"] = len(driver.find_elements(By.TAG_NAME, "form"))
         return seen
 
     started = time.monotonic()
@@ -414,6 +416,7 @@ async def test_fill_review_send(driver: WebDriver) -> None:
     assert seen["name_label"] == "Full name required"
     assert seen["desc"] == "As on your badge"
     assert seen["rules"] == {"name": "2 to 40 characters", "age": "A whole number; from 18 to 130"}
+    assert seen["name_label"] == "Full name required"
     assert seen["review_page"] == "page-review"
     assert seen["review"] == {
         "name": "Ada Lovelace",
@@ -425,7 +428,7 @@ async def test_fill_review_send(driver: WebDriver) -> None:
         "extras": "Black olives, Fresh basil",
     }
     assert (seen["done_page"], seen["done"]) == ("page-done", "sent")
-    assert seen["after"] == "page-error"
+    assert seen["after"] == ("page-done", "sent") and seen["forms_after"] == 0
     assert time.monotonic() - started < 10
 
 
@@ -472,7 +475,7 @@ async def test_change_at_review_keeps_values(driver: WebDriver) -> None:
 
 
 async def test_decline_on_the_form(driver: WebDriver) -> None:
-    """Decline works from a half-filled form (no browser validation in the way) and kills the token."""
+    """Decline works from a half-filled form (no browser validation in the way); the page then only says so."""
 
     def drive(next_url: Callable[[], str]) -> tuple[str, str, str]:
         url = next_url()
@@ -485,7 +488,7 @@ async def test_decline_on_the_form(driver: WebDriver) -> None:
         result, (page, shown, after) = await s.ask("signup", {}, drive)
 
     assert result == {"action": "decline", "data": None}
-    assert (page, shown, after) == ("page-done", "declined", "page-error")
+    assert (page, shown, after) == ("page-done", "declined", "page-done")
 
 
 async def test_cancel_at_review(driver: WebDriver) -> None:
@@ -541,17 +544,17 @@ async def test_invalid_values_are_refused_server_side(driver: WebDriver) -> None
 
     assert seen["required_attr"] == "true"  # the browser would have checked it...
     assert seen["first"] == "page-form"  # ...but the refusal here comes from the server side
-    assert "too short" in seen["errors1"]["name"]
-    assert seen["errors1"]["email"] == "required field is missing"
-    assert seen["errors1"]["age"] == "'abc' is not a whole number"
+    assert seen["errors1"]["name"] == "Too short: use at least 2 characters (this has 1)."
+    assert seen["errors1"]["email"] == "This is required: please answer it."
+    assert seen["errors1"]["age"] == "Not a whole number: write digits only, like 42."
     assert seen["errors1"]["city"] == ""
     assert seen["kept1"] == {"name": "A", "email": "", "age": "abc"}
-    assert "Full name" in seen["summary"] and "Age" in seen["summary"]
+    assert seen["summary"].index("Full name") < seen["summary"].index("Email") < seen["summary"].index("Age")
     assert seen["second"] == "page-form"
     assert seen["errors2"] == {
         "name": "",
-        "email": "not a valid email address",
-        "age": "200 is greater than the maximum of 130",
+        "email": "Not an email address: write it like name@example.com.",
+        "age": "Out of range: use a number from 18 to 130.",
     }
     assert seen["kept2"] == {"name": "Ada", "email": "ada-at-example", "age": "200"}
     assert seen["third"] == "page-review"
@@ -671,11 +674,12 @@ async def test_wrong_token_and_forged_requests_are_refused(driver: WebDriver) ->
         type_into(driver, "name", "Grace")
         press(driver, "button[value=review]")
         press(driver, "button[value=send]")
-        second = next_url()
+        # The same server's next question comes to this tab (the done page looks out for it).
+        WebDriverWait(driver, WAIT).until(lambda d: body_class(d) == "page-form")
+        second = driver.current_url
         seen["same_server"] = second.rsplit("/q/", 1)[0] == base and second != first
-        seen["reused"] = http(first)[0]
         seen["reused_post"] = http(first, data=f"csrf={csrf}&action=decline".encode(), headers=FORM)[0]
-        load(driver, second)
+        seen["step"] = driver.find_element(By.ID, "step").text
         type_into(driver, "name", "Alan")
         press(driver, "button[value=review]")
         press(driver, "button[value=send]")
@@ -706,7 +710,8 @@ async def test_wrong_token_and_forged_requests_are_refused(driver: WebDriver) ->
     }
     assert seen["page_has_token_form"]
     assert seen["same_server"]
-    assert (seen["reused"], seen["reused_post"]) == (404, 404)
+    assert seen["reused_post"] == 404  # an answered question takes no more answers
+    assert seen["step"].startswith("Question 2 from Signup desk")
     csp = seen["headers"]["content-security-policy"]
     assert "default-src 'none'" in csp and "form-action 'self'" in csp and "frame-ancestors 'none'" in csp
     assert "script-src" not in csp and "unsafe-inline" not in csp
@@ -746,7 +751,7 @@ async def test_server_text_is_escaped(driver: WebDriver) -> None:
 
 
 async def test_url_mode_consent_opens_the_target(driver: WebDriver, landing: Landing) -> None:
-    """The consent page sets the domain apart; "Open" sends the tab there (no Referer) and accepts."""
+    """The consent page sets the domain apart; "Open" accepts, opens the site (no Referer), and the tab waits."""
     target = f"{landing.url}/deposit/42?amount=20"
 
     def drive(next_url: Callable[[], str]) -> dict[str, Any]:
@@ -756,10 +761,19 @@ async def test_url_mode_consent_opens_the_target(driver: WebDriver, landing: Lan
         seen["target"] = driver.find_element(By.ID, "target").text
         seen["button"] = driver.find_element(By.ID, "open").text
         seen["warnings"] = len(driver.find_elements(By.ID, "warnings"))
-        driver.find_element(By.ID, "open").click()
-        WebDriverWait(driver, WAIT).until(lambda d: d.title == "Landing")
-        seen["landed"] = (driver.current_url, driver.find_element(By.ID, "landed").text)
-        seen["after"] = http(url)[0]
+        seen["after_open"] = press(driver, "#open")
+        seen["status"] = driver.find_element(By.ID, "status").text
+        seen["opened"] = next_url()  # the handler opens the site itself, in a new tab
+        link = driver.find_element(By.CSS_SELECTOR, "#status ~ p a[target=_blank]")
+        seen["link"] = link.get_attribute("href"), link.get_attribute("rel")
+        driver.refresh()  # Reload: still the waiting page
+        seen["reloaded"] = body_class(driver)
+        load(driver, seen["opened"])
+        seen["landed"] = driver.find_element(By.ID, "landed").text
+        driver.back()  # Back from the site: the waiting page, not the consent form again
+        seen["back"] = body_class(driver)
+        status, headers, page = http(url)
+        seen["after"] = status, 'data-state="waiting"' in page, headers.get("refresh")
         return seen
 
     visits_before = len(landing.visits)
@@ -772,10 +786,14 @@ async def test_url_mode_consent_opens_the_target(driver: WebDriver, landing: Lan
     assert seen["host"] == host and seen["target"] == target
     assert seen["button"] == "Open 127.0.0.1"
     assert seen["warnings"] == 0  # plain http to loopback: nothing to warn about
-    assert seen["landed"] == (target, "Deposit page")
+    assert seen["after_open"] == "page-waiting"
+    assert seen["status"].startswith("Waiting for Signup desk to confirm you finished at 127.0.0.1")
+    assert seen["opened"] == target and seen["link"] == (target, "noreferrer noopener")
+    assert seen["reloaded"] == "page-waiting" and seen["back"] == "page-waiting"
+    assert seen["landed"] == "Deposit page"
     arrived = [visit for visit in landing.visits[visits_before:] if visit[0] != "/favicon.ico"]
     assert arrived == [("/deposit/42?amount=20", None)]  # no Referer: the token's URL never leaks
-    assert seen["after"] == 404
+    assert seen["after"] == (200, True, "2")
 
 
 async def test_url_mode_warns_and_declines(driver: WebDriver) -> None:
@@ -834,3 +852,387 @@ async def test_aclose_cancels_open_questions() -> None:
         assert s.handler.url is None
         with pytest.raises(OSError):
             await anyio.to_thread.run_sync(lambda: http(url))
+
+
+# ------------------------------------------------------------------------------ every page: phone, a11y, screenshots
+
+AXE_VERSION = "4.14.1"  # keep in sync with scripts/bootstrap.sh
+ROOT = Path(__file__).resolve().parents[4]
+SHOTS = ROOT / "build" / "screenshots"
+DESKTOP = (1280, 800)
+PHONE = (390, 844)
+
+
+def axe_source() -> str:
+    cache = Path(os.environ.get("ELICITKIT_CACHE", ROOT / ".cache"))
+    path = cache / "axe-core" / AXE_VERSION / "node_modules" / "axe-core" / "axe.min.js"
+    if not path.is_file():
+        pytest.skip(f"axe-core {AXE_VERSION} not at {path}; scripts/bootstrap.sh installs it")
+    return path.read_text(encoding="utf-8")
+
+
+def viewport(driver: WebDriver, size: tuple[int, int]) -> None:
+    """An exact CSS viewport (a phone is a touch device: mobile=True)."""
+    width, height = size
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600},
+    )
+
+
+def shoot(driver: WebDriver, name: str) -> None:
+    """The whole page (not just the viewport) as build/screenshots/<name>.png."""
+    import base64
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True})
+    (SHOTS / f"{name}.png").write_bytes(base64.b64decode(shot["data"]))
+
+
+LAYOUT = """
+const doc = document.documentElement;
+const out = {scroll: [doc.scrollWidth, doc.clientWidth], small: [], rows: []};
+const targets = 'button, input:not([type=hidden]), select, label.choice, .summary a';
+for (const el of document.querySelectorAll(targets)) {
+  const r = el.getBoundingClientRect();
+  const what = `${el.tagName} ${el.name || el.textContent.trim()} ${r.width}x${r.height}`;
+  if (r.width < 24 || r.height < 24) out.small.push(what);
+}
+for (const row of document.querySelectorAll('.actions')) {
+  const buttons = [...row.querySelectorAll('button')].map(b => b.getBoundingClientRect());
+  const tops = new Set(buttons.map(r => Math.round(r.top)));
+  const width = row.getBoundingClientRect().width;
+  const full = buttons.every(r => Math.abs(r.width - width) < 1.5);
+  out.rows.push({oneRow: tops.size <= 1, fullWidth: full});
+}
+return out;
+"""
+
+AXE_RUN = """
+const done = arguments[arguments.length - 1];
+axe.run(document, {resultTypes: ['violations']}).then(
+  r => done(r.violations.map(v => ({id: v.id, impact: v.impact, nodes: v.nodes.map(n => n.target.join(' '))}))),
+  e => done([{id: 'axe-error', impact: 'critical', nodes: [String(e)]}]));
+"""
+
+
+@dataclass
+class Audit:
+    """What each page showed at both widths: its accessibility violations and its phone layout."""
+
+    axe: str
+    seen: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def check(self, driver: WebDriver, name: str) -> None:
+        """Audit the page now in ``driver`` at desktop and phone width; screenshots of both."""
+        report: dict[str, Any] = {"page": body_class(driver)}
+        for label, size in (("desktop", DESKTOP), ("phone", PHONE)):
+            viewport(driver, size)
+            if not driver.execute_script("return typeof axe !== 'undefined'"):
+                driver.execute_script(self.axe)
+            driver.set_script_timeout(20)
+            report[f"axe-{label}"] = [
+                v for v in driver.execute_async_script(AXE_RUN) if v["impact"] in ("serious", "critical")
+            ]
+            report[f"layout-{label}"] = driver.execute_script(LAYOUT)
+            shoot(driver, f"{name}-{label}")
+        # Dark mode has its own colours: check their contrast too (desktop width).
+        viewport(driver, DESKTOP)
+        dark = {"media": "screen", "features": [{"name": "prefers-color-scheme", "value": "dark"}]}
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", dark)
+        report["axe-dark"] = [v for v in driver.execute_async_script(AXE_RUN) if v["impact"] in ("serious", "critical")]
+        shoot(driver, f"{name}-dark")
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "", "features": []})
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+        self.seen[name] = report
+
+
+class Secret(BaseModel):
+    service: Annotated[str, Field(title="Service")] = "mail"
+    api_key: Annotated[str, Field(title="API key", description="From your account page")]
+
+
+class DeleteIt(BaseModel):
+    ok: Annotated[bool, Field(title="Delete the old backups?", description="They are 3 years old.")]
+
+
+class Code(BaseModel):
+    code: Annotated[
+        str,
+        Field(pattern=r"^[A-Z]{3}-\d{3}$", title="Booking code", description="Three capitals, a dash, three digits"),
+    ]
+    day: Annotated[datetime.date, Field(title="Day")]
+
+
+def ux_server() -> MCPServer:
+    server = build_server()
+
+    @server.tool()
+    async def secret(ctx: Context) -> dict[str, Any]:
+        """Ask for an API key."""
+        return outcome(await ctx.elicit("Connect your mail account.", Secret))
+
+    @server.tool()
+    async def delete(ctx: Context) -> dict[str, Any]:
+        """One yes/no question."""
+        return outcome(await ctx.elicit("Clean up?", DeleteIt))
+
+    @server.tool()
+    async def code(ctx: Context) -> dict[str, Any]:
+        """A pattern with a description, and a date."""
+        return outcome(await ctx.elicit("Which booking?", Code))
+
+    @server.tool()
+    async def wizard(ctx: Context) -> list[dict[str, Any]]:
+        """Three questions in one call."""
+        first = outcome(await ctx.elicit("Step one: who?", Name))
+        second = outcome(await ctx.elicit("Step two: sure?", DeleteIt))
+        third = outcome(await ctx.elicit("Step three: which booking?", Code))
+        return [first, second, third]
+
+    return server
+
+
+def still_ours(driver: WebDriver) -> str:
+    """After Back or Reload: one of our pages (never Chrome's "Confirm Form Resubmission" / ERR_CACHE_MISS)."""
+    WebDriverWait(driver, WAIT, ignored_exceptions=(WebDriverException,)).until(
+        lambda d: d.execute_script("return document.readyState === 'complete'")
+    )
+    page = body_class(driver)
+    assert page.startswith("page-"), (driver.current_url, driver.title)
+    assert "/q/" in driver.current_url and "chrome-error" not in driver.current_url
+    return page
+
+
+async def test_back_and_reload_at_every_step(driver: WebDriver) -> None:
+    """Every POST is answered by a redirect: Reload and Back never resend a form, at any step."""
+
+    def drive(next_url: Callable[[], str]) -> dict[str, Any]:
+        url = next_url()
+        load(driver, url)
+        steps: dict[str, Any] = {}
+        type_into(driver, "name", "A")  # too short: the form comes back with the error
+        driver.execute_script("document.getElementById('answer').noValidate = true")
+        press(driver, "button[value=review]")
+        driver.refresh()
+        steps["errors, reload"] = still_ours(driver), error_of(driver, "name")
+        fill_ada(driver)
+        press(driver, "button[value=review]")
+        driver.refresh()
+        steps["review, reload"] = still_ours(driver), review(driver)["age"]
+        driver.back()
+        steps["review, back"] = still_ours(driver)
+        driver.forward()
+        steps["review, forward"] = still_ours(driver)
+        driver.refresh()
+        steps["review, forward, reload"] = still_ours(driver)
+        press(driver, "button[value=send]")
+        driver.refresh()
+        steps["done, reload"] = still_ours(driver), outcome_shown(driver)
+        driver.back()
+        steps["done, back"] = still_ours(driver)
+        driver.get(url)
+        steps["done, again"] = still_ours(driver), outcome_shown(driver)
+        return steps
+
+    async with session() as s:
+        result, steps = await s.ask("signup", {}, drive)
+
+    assert result == {"action": "accept", "data": ADA}
+    assert steps["errors, reload"] == ("page-form", "Too short: use at least 2 characters (this has 1).")
+    assert steps["review, reload"] == ("page-review", "36")
+    assert steps["review, back"] in ("page-form", "page-review")  # the form, or the review it led to
+    assert steps["review, forward"] == "page-review" and steps["review, forward, reload"] == "page-review"
+    assert steps["done, reload"] == ("page-done", "sent")
+    assert steps["done, back"].startswith("page-")
+    assert steps["done, again"] == ("page-done", "sent")
+
+
+async def test_a_wizard_stays_in_one_tab_with_a_step_number(driver: WebDriver) -> None:
+    """Three questions in one call: one tab, each question after the first says which step it is."""
+
+    def drive(next_url: Callable[[], str]) -> dict[str, Any]:
+        seen: dict[str, Any] = {"first": load(driver, next_url())}
+        type_into(driver, "name", "Ada")
+        press(driver, "button[value=review]")
+        press(driver, "button[value=send]")
+        WebDriverWait(driver, WAIT * 2).until(lambda d: body_class(d) == "page-form")
+        seen["second"] = driver.find_element(By.ID, "step").text
+        press(driver, "button[value=yes]")  # the yes/no step: one click
+        WebDriverWait(driver, WAIT * 2).until(lambda d: body_class(d) == "page-form")
+        seen["third"] = driver.find_element(By.ID, "step").text
+        driver.refresh()
+        seen["third, reload"] = driver.find_element(By.ID, "step").text
+        press(driver, "button[value=decline]")
+        seen["done"] = driver.title, outcome_shown(driver)
+        return seen
+
+    async with session(ux_server()) as s:
+        result, seen = await s.ask("wizard", {}, drive)
+        tabs = len(s.announced)
+
+    assert seen["first"] == "page-form"
+    assert seen["second"].startswith("Question 2 from Signup desk")
+    assert seen["third"].startswith("Question 3 from Signup desk") and seen["third, reload"] == seen["third"]
+    assert seen["done"] == ("Declined", "declined")
+    assert result == [
+        {"action": "accept", "data": {"name": "Ada"}},
+        {"action": "accept", "data": {"ok": True}},
+        {"action": "decline", "data": None},
+    ]
+    assert tabs == 3  # every question was announced (its URL printed), but only the first opened a tab
+    assert s.urls.statistics().current_buffer_used == 0
+
+
+async def test_secret_pattern_date_and_defaults(driver: WebDriver) -> None:
+    """A secret is typed masked and shown as dots; a pattern speaks in the author's words; a date picker."""
+
+    def drive(next_url: Callable[[], str]) -> dict[str, Any]:
+        load(driver, next_url())
+        seen: dict[str, Any] = {"type": field_input(driver, "api_key").get_attribute("type")}
+        type_into(driver, "service", "")  # cleared: the default comes back, marked
+        type_into(driver, "api_key", "sk-live-123456")
+        press(driver, "button[value=review]")
+        seen["review"] = review(driver)
+        seen["html_has_key"] = "sk-live-123456" in (driver.page_source or "")
+        press(driver, "button[value=send]")
+        return seen
+
+    async with session(ux_server()) as s:
+        result, seen = await s.ask("secret", {}, drive)
+    assert seen["type"] == "password"
+    assert seen["review"] == {"service": "mail (default)", "api_key": "•••••••• (hidden)"}
+    assert not seen["html_has_key"]
+    assert result == {"action": "accept", "data": {"service": "mail", "api_key": "sk-live-123456"}}
+
+    def drive_code(next_url: Callable[[], str]) -> dict[str, Any]:
+        load(driver, next_url())
+        seen: dict[str, Any] = {
+            "day_type": field_input(driver, "day").get_attribute("type"),
+            "day_rules": driver.find_element(By.CSS_SELECTOR, '[data-name="day"] .rules').text,
+            "code_rules": driver.find_elements(By.CSS_SELECTOR, '[data-name="code"] .rules'),
+            "described": field_input(driver, "code").get_attribute("aria-describedby"),
+        }
+        seen["code_rules"] = len(seen["code_rules"])
+        driver.execute_script("document.getElementById('answer').noValidate = true")
+        type_into(driver, "code", "abc-123")
+        press(driver, "button[value=review]")
+        seen["error"] = error_of(driver, "code")
+        seen["focused"] = driver.execute_script("return document.activeElement.id")
+        seen["links"] = [
+            a.get_attribute("href").rsplit("#", 1)[1] for a in driver.find_elements(By.CSS_SELECTOR, "#summary a")
+        ]
+        press(driver, "button[value=cancel]")
+        return seen
+
+    async with session(ux_server()) as s:
+        result, seen = await s.ask("code", {}, drive_code)
+    assert seen["day_type"] == "date" and seen["day_rules"] == "A date"  # no YYYY-MM-DD beside a dd/mm/yyyy picker
+    assert seen["code_rules"] == 0  # the description says it; no raw regex
+    assert seen["described"] == "f0-desc"
+    assert seen["error"] == "Not in the expected form: Three capitals, a dash, three digits."
+    assert seen["focused"] == "summary" and seen["links"] == ["f0", "f1"]  # form order, each to its field
+    assert result == {"action": "cancel", "data": None}
+
+
+async def test_a_look_alike_url_stops_until_its_real_name_is_typed(driver: WebDriver) -> None:
+    target = "https://xn--pple-43d.com/pay"
+
+    def drive(next_url: Callable[[], str]) -> dict[str, Any]:
+        load(driver, next_url())
+        seen: dict[str, Any] = {
+            "stop": driver.find_element(By.ID, "stop").text,
+            "primary": driver.find_element(By.CSS_SELECTOR, "button.primary").text,
+        }
+        press(driver, "#open")  # without typing the name: nothing opens
+        seen["problem"] = driver.find_element(By.ID, "problem").text
+        driver.find_element(By.ID, "confirm").send_keys("xn--pple-43d.com")
+        seen["after"] = press(driver, "#open")
+        seen["opened"] = next_url()
+        return seen
+
+    async with session() as s:
+        result, seen = await s.ask("visit", {"url": target}, drive)
+    assert "Its real name is xn--pple-43d.com" in seen["stop"] and "CYRILLIC SMALL LETTER A" in seen["stop"]
+    assert seen["primary"] == "Decline"
+    assert seen["problem"].startswith("Nothing was opened")
+    assert seen["after"] == "page-waiting" and seen["opened"] == target
+    assert result == {"action": "accept"}
+
+
+async def test_every_page_at_desktop_and_phone_width(driver: WebDriver, landing: Landing) -> None:
+    """Each page: no serious or critical axe-core violation at 1280x800 and 390x844; at 390 px no sideways
+    scroll, buttons on one row or stacked full width, every target at least 24 px; screenshots of both."""
+    audit = Audit(axe_source())
+
+    def form_flow(next_url: Callable[[], str]) -> None:
+        url = next_url()
+        load(driver, url)
+        audit.check(driver, "form")
+        driver.execute_script("document.getElementById('answer').noValidate = true")
+        type_into(driver, "name", "A")
+        type_into(driver, "age", "200")
+        press(driver, "button[value=review]")
+        audit.check(driver, "form-errors")
+        fill_ada(driver)
+        press(driver, "button[value=review]")
+        audit.check(driver, "review")
+        press(driver, "button[value=send]")
+        driver.get(url + "?still=1")
+        audit.check(driver, "done-sent")
+        load(driver, url + "x")
+        audit.check(driver, "error-404")
+
+    def yes_no(next_url: Callable[[], str]) -> None:
+        load(driver, next_url())
+        audit.check(driver, "yes-no")
+        press(driver, "button[value=no]")
+
+    def url_flow(next_url: Callable[[], str]) -> None:
+        # The yes/no's done page looks out for the same server's next question: it comes to this tab.
+        WebDriverWait(driver, WAIT * 2).until(lambda d: body_class(d) == "page-url")
+        audit.check(driver, "url-consent")
+        press(driver, "#open")
+        next_url()
+        audit.check(driver, "url-waiting")
+
+    def lookalike(next_url: Callable[[], str]) -> None:
+        load(driver, next_url())
+        audit.check(driver, "url-lookalike")
+        press(driver, "button[value=decline]")
+        audit.check(driver, "done-declined")
+
+    async with session(ux_server()) as s:
+        await s.ask("signup", {}, form_flow)
+        await s.ask("delete", {}, yes_no)
+        await s.ask("visit", {"url": f"{landing.url}/deposit"}, url_flow)
+        await s.ask("visit", {"url": "https://xn--pple-43d.com/pay"}, lookalike)
+
+    expected = {"form", "form-errors", "review", "done-sent", "error-404", "yes-no", "url-consent", "url-waiting"}
+    assert set(audit.seen) == expected | {"url-lookalike", "done-declined"}
+    for name, report in audit.seen.items():
+        assert report["axe-desktop"] == [] and report["axe-phone"] == [] and report["axe-dark"] == [], (name, report)
+        phone = report["layout-phone"]
+        assert phone["scroll"][0] <= phone["scroll"][1], (name, phone)  # no horizontal scroll at 390 px
+        assert phone["small"] == [], (name, phone)  # every target at least 24x24 px
+        assert all(row["oneRow"] or row["fullWidth"] for row in phone["rows"]), (name, phone)
+        assert all(row["oneRow"] for row in report["layout-desktop"]["rows"]), (name, report["layout-desktop"])
+        for label in ("desktop", "phone"):
+            assert (SHOTS / f"{name}-{label}.png").stat().st_size > 2000
+
+
+async def test_enter_in_the_look_alike_box_opens_it_and_never_declines(driver: WebDriver) -> None:
+    from selenium.webdriver.common.keys import Keys
+
+    def drive(next_url: Callable[[], str]) -> tuple[str, str]:
+        load(driver, next_url())
+        driver.execute_script("document.elicitkitOld = true")
+        driver.find_element(By.ID, "confirm").send_keys("xn--pple-43d.com" + Keys.ENTER)
+        WebDriverWait(driver, WAIT, ignored_exceptions=(WebDriverException,)).until(
+            lambda d: d.execute_script("return !document.elicitkitOld && document.readyState === 'complete'")
+        )
+        return body_class(driver), next_url()
+
+    async with session() as s:
+        result, seen = await s.ask("visit", {"url": "https://xn--pple-43d.com/pay"}, drive)
+    assert seen == ("page-waiting", "https://xn--pple-43d.com/pay") and result == {"action": "accept"}

@@ -17,10 +17,10 @@ from elicitkit.client.handlers.browser.page import (
     initial_raw,
     input_name,
     openable,
-    opening_page,
     read_answers,
     review_page,
     url_page,
+    waiting_page,
 )
 from elicitkit.client.handlers.fields import form_fields
 from elicitkit.client.handlers.urls import assess_url
@@ -53,7 +53,7 @@ def pages() -> list[str]:
         ),
         url_page(message=EVIL, origin=ORIGIN, url=f"https://example.com/{EVIL}", action="/q/t", csrf="c"),
         done_page(ORIGIN, "sent"),
-        opening_page(f"https://example.com/{EVIL}", assess_url(f"https://example.com/{EVIL}")),
+        waiting_page(ORIGIN, f"https://example.com/{EVIL}", "waiting"),
         error_page(404, EVIL, EVIL),
     ]
 
@@ -88,13 +88,61 @@ def test_the_form_shows_errors_where_they_belong() -> None:
         notice="Look again",
     )
     assert 'action="/q/tok"' in html and 'name="csrf" value="sec"' in html
-    assert '<p class="notice">Look again</p>' in html
-    assert 'role="alert"><strong>Please correct this:</strong>' in html
-    assert "<li><bdi>The form</bdi>: the form as a whole</li>" in html
+    assert '<p class="notice" role="status">Look again</p>' in html
+    # One summary, focused on load, in form order, each item a link to its field; no alert per field.
+    assert 'id="summary" role="alert" tabindex="-1" autofocus' in html and "2 answers need a change" in html
+    assert html.index("the form as a whole") < html.index('href="#f0"')
+    assert '<li><a href="#f0"><bdi>Name &lt;script&gt;' in html
     name = input_name(0)
-    assert f'id="{name}-error" role="alert">too short</p>' in html
-    assert f'aria-describedby="{name}-rules {name}-error" aria-invalid="true"' in html
-    assert "an unknown server" in html and "<title>Question from An unknown server</title>" in html
+    assert f'<p class="error" id="{name}-error"><bdi>too short</bdi></p>' in html
+    assert html.count('role="alert"') == 1
+    # The description is linked to its input, with the rules and the error.
+    assert f'aria-describedby="{name}-desc {name}-rules {name}-error" aria-invalid="true"' in html
+    assert "an unknown server" in html and "<title>Fix your answers: Question from An unknown server</title>" in html
+
+
+def test_choices_are_not_bold_labels_and_date_pickers_do_not_promise_a_format() -> None:
+    html = form_page(message="Hi", origin=None, fields=FIELDS, raw=RAW, errors={}, action="/q/t", csrf="c")
+    assert ".field>label:not(.choice)" in html  # the field's label is bold, its options are not
+    assert "YYYY" not in html  # the picker shows the person's own date format
+
+
+def test_pattern_hints_and_errors_are_in_words() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "code": {"type": "string", "pattern": "^[A-Z]{3}-\\d{3}$", "title": "Code"},
+            "ref": {"type": "string", "pattern": "^[A-Z]{3}-\\d{3}$", "description": "Like ABC-123"},
+        },
+    }
+    fields = form_fields(schema)
+    html = form_page(message="m", origin=None, fields=fields, raw={}, errors={}, action="/q/t", csrf="c")
+    assert "3 capital letters, then “-”, then 3 digits" in html and not re.search(r'class="rules">[^<]*\\d', html)
+    _, _, problems = read_answers(schema, fields, {"f0": ["abc-123"], "f1": ["x"]})
+    assert problems == {
+        "code": "Not in the expected form: 3 capital letters, then “-”, then 3 digits.",
+        "ref": "Not in the expected form: Like ABC-123.",
+    }
+
+
+def test_a_secret_is_masked_and_never_shown_back() -> None:
+    schema = {"type": "object", "properties": {"api_key": {"type": "string"}}, "required": ["api_key"]}
+    fields = form_fields(schema)
+    form = form_page(
+        message="m", origin=None, fields=fields, raw={"api_key": ["s3cr3t"]}, errors={}, action="/q/t", csrf="c"
+    )
+    assert 'type="password"' in form and "s3cr3t" not in form
+    review = review_page(
+        message="m", origin=None, fields=fields, content={"api_key": "s3cr3t"}, action="/q/t", csrf="c", review_id="r"
+    )
+    assert "s3cr3t" not in review and "(hidden)" in review
+
+
+def test_a_look_alike_domain_stops_and_names_the_foreign_letter() -> None:
+    page = url_page(message="m", origin=None, url="https://xn--pple-43d.com/", action="/q/t", csrf="c")
+    assert "Stop: this domain may be pretending" in page and "CYRILLIC SMALL LETTER A" in page
+    assert 'name="confirm"' in page and "Open anyway" in page
+    assert page.index('value="decline"') < page.index('value="open"')  # Decline comes first, as the main button
 
 
 def test_a_url_that_cannot_be_opened_gets_no_open_button() -> None:
@@ -121,7 +169,7 @@ def test_posted_defaults_read_back_to_the_defaults() -> None:
 def test_posted_problems_are_reported_per_field() -> None:
     posted = {input_name(0): ["A"], input_name(3): ["many"], input_name(5): ["2024-05-06T07:08"]}
     raw, values, problems = read_answers(SCHEMA, FIELDS, posted)
-    assert problems["count"] == "'many' is not a whole number"
+    assert problems["count"] == "Not a whole number: write digits only, like 42."
     assert "name" in problems  # shorter than minLength 2
     assert "tags" in problems  # nothing ticked on a required multi-select: "none", which is too few
     assert values["tags"] == []

@@ -2,6 +2,9 @@
 
 python tests/client/handlers/terminal/terminal_driver.py order        # a pizza order form
 python tests/client/handlers/terminal/terminal_driver.py pay [URL]    # a URL question (default https://pay.pizzeria.example/...)
+python tests/client/handlers/terminal/terminal_driver.py confirm      # one yes/no question
+python tests/client/handlers/terminal/terminal_driver.py login        # a form with a secret (an API key)
+python tests/client/handlers/terminal/terminal_driver.py many         # a choice of 11 options
 
 The server runs in-process, the client reaches it in memory, and the handler talks to the
 terminal this runs in. Each tool answers with what ``ctx.elicit`` gave it, typed, as JSON;
@@ -20,6 +23,7 @@ import json
 import os
 import signal
 import sys
+from typing import Any, Literal
 
 import anyio
 from pydantic import BaseModel, Field
@@ -63,6 +67,48 @@ async def order(ctx: Context) -> str:
     return json.dumps({"action": answer.action.value})
 
 
+class Confirm(BaseModel):
+    ok: bool = Field(title="Delete the old backups?")
+
+
+class Login(BaseModel):
+    user: str = Field(title="User")
+    api_key: str = Field(title="Api key")
+
+
+Slot = Literal["09:00", "10:00", "11:00", "12:00", "13:00", "14:00", "15:00", "16:00", "17:00", "18:00", "19:00"]
+
+
+class Booking(BaseModel):
+    slot: Slot = Field(title="Slot")
+
+
+def _report(answer: Any) -> str:
+    if isinstance(answer, AcceptedElicitation):
+        data = answer.data.model_dump(mode="json")
+        types = {key: type(value).__name__ for key, value in data.items()}
+        return json.dumps({"action": "accept", "data": data, "types": types})
+    return json.dumps({"action": answer.action.value})
+
+
+@server.tool()
+async def confirm(ctx: Context) -> str:
+    """One yes/no question."""
+    return _report(await ctx.elicit("Clean up?", Confirm))
+
+
+@server.tool()
+async def login(ctx: Context) -> str:
+    """A form with a secret."""
+    return _report(await ctx.elicit("Connect your account.", Login))
+
+
+@server.tool()
+async def many(ctx: Context) -> str:
+    """A choice with more than nine options."""
+    return _report(await ctx.elicit("Pick a time.", Booking))
+
+
 @server.tool()
 async def pay(url: str, ctx: Context) -> str:
     """Send the person to the payment page."""
@@ -78,12 +124,12 @@ async def paid(ctx: Context) -> str:
 
 
 async def main(scenario: str, url: str) -> None:
-    plain = True if os.environ.get("TERMINAL_DRIVER_PLAIN") == "1" else None
+    plain = {"1": True, "0": None}.get(os.environ.get("TERMINAL_DRIVER_PLAIN", "0"))
     async with TerminalHandler(plain=plain) as handler, Client(server, elicitation_callback=handler) as client:
-        if scenario == "order":
-            result = await client.call_tool("order", {})
-        else:
+        if scenario == "pay":
             result = await client.call_tool("pay", {"url": url})
+        else:
+            result = await client.call_tool(scenario, {})
         print("RESULT:", result.text, flush=True)
         if handler.waiting:
             with anyio.open_signal_receiver(signal.SIGUSR1) as signals:

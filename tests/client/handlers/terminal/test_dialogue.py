@@ -60,15 +60,13 @@ def test_enter_keeps_the_current_answer_and_clear_empties_it() -> None:
 def test_a_typed_answer_is_parsed_and_judged_by_the_schema() -> None:
     assert read_field_answer(COUNT, "7", 2, can_go_back=True) == Value(7)
     assert read_field_answer(COLOURS, "+Green", ["r"], can_go_back=True) == Value(["r", "g"])
-    assert read_field_answer(COUNT, "seven", 2, can_go_back=True) == Problem("'seven' is not a whole number")
-    assert read_field_answer(COUNT, "0", 2, can_go_back=True) == Problem(
-        "0 is less than the minimum of 1 (wanted: a whole number, at least 1)"
+    assert read_field_answer(COUNT, "seven", 2, can_go_back=True) == Problem(
+        "Not a whole number: write digits only, like 42."
     )
-    assert read_field_answer(EMAIL, "", None, can_go_back=True) == Problem(
-        "this field is required (wanted: an email address)"
-    )
+    assert read_field_answer(COUNT, "0", 2, can_go_back=True) == Problem("Too small: use 1 or more.")
+    assert read_field_answer(EMAIL, "", None, can_go_back=True) == Problem("This is required: please answer it.")
     assert read_field_answer(EMAIL, "::nope", None, can_go_back=True) == Problem(
-        "not a valid email address (wanted: an email address)"  # "::" types ":nope", not the command
+        "Not an email address: write it like name@example.com."  # "::" types ":nope", not the command
     )
 
 
@@ -89,16 +87,26 @@ def test_commands_at_a_field() -> None:
 
 def test_review_answers() -> None:
     fields = [EMAIL, COLOURS, COUNT]
-    assert read_review_answer(fields, "") == Send()
+    # Enter alone never sends: sending is typed, so six Enters do not send a form nobody chose to send.
+    assert read_review_answer(fields, "") == Problem(
+        "nothing is sent until you type s · 1 to 3 changes an answer · :decline · :cancel"
+    )
     assert read_review_answer(fields, "S") == Send()
+    assert read_review_answer(fields, ":send") == Send()
     assert read_review_answer(fields, "2") == Change(1)
     assert read_review_answer(fields, "count") == Change(2)  # by name
     assert read_review_answer(fields, "colours") == Change(1)  # by title, any case
     assert read_review_answer(fields, "4") == Problem(
-        "type a number from 1 to 3 to change an answer, s to send, d to decline or c to cancel"
+        "nothing is sent until you type s · 1 to 3 changes an answer · :decline · :cancel"
     )
-    assert read_review_answer([], "x") == Problem("type s to send, d to decline or c to cancel")
-    for text, action in (("d", "decline"), ("No", "decline"), ("c", "cancel"), (":cancel", "cancel")):
+    assert read_review_answer([], "x") == Problem("nothing is sent until you type s · :decline · :cancel")
+    for text, action in (
+        ("d", "decline"),
+        ("No", "decline"),
+        (":decline", "decline"),
+        ("c", "cancel"),
+        (":cancel", "cancel"),
+    ):
         with pytest.raises(Stop) as stopped:
             read_review_answer(fields, text)
         assert (stopped.value.action, stopped.value.how) == (action, text)
@@ -122,11 +130,20 @@ def test_prompts() -> None:
     assert field_prompt(COUNT, 2)[1] == ("class:hint", " [2]")
     assert field_prompt(OK, None)[1:3] == [("class:hint", " (y/n)"), ("class:hint", " [skip]")]
     assert field_prompt(COLOURS, [])[1] == ("class:hint", " [none]")
-    assert review_prompt(1)[1] == ("class:hint", " [Enter or s send · 1 change an answer · d decline · c cancel]")
-    assert review_prompt(3)[1] == ("class:hint", " [Enter or s send · 1-3 change an answer · d decline · c cancel]")
-    assert review_prompt(0)[1] == ("class:hint", " [Enter or s send · d decline · c cancel]")
+    assert review_prompt(1)[1] == ("class:hint", " [s send · 1 change an answer · :decline · :cancel]")
+    assert review_prompt(3)[1] == ("class:hint", " [s send · 1-3 change an answer · :decline · :cancel]")
+    assert review_prompt(0)[1] == ("class:hint", " [s send · :decline · :cancel]")
+    secret = form_fields({"type": "object", "properties": {"api_key": {"type": "string"}}})[0]
+    assert field_prompt(secret, "hunter2")[1] == ("class:hint", " [••••••••]")  # never the secret itself
     assert field_completions(OK) == ["yes", "no"] and field_completions(COLOURS) == ["Red", "Green"]
     assert field_completions(EMAIL) == []
+
+
+def test_option_numbers_line_up_past_nine() -> None:
+    many = {"type": "string", "enum": [f"o{i}" for i in range(1, 12)]}
+    field = form_fields({"type": "object", "properties": {"c": many}})[0]
+    starts = [start for start, _, _ in option_marks(field, None)]
+    assert starts[0] == "   ( )  1) " and starts[9] == "   ( ) 10) " and len({len(s) for s in starts}) == 1
 
 
 def test_options_are_marked() -> None:
@@ -148,7 +165,9 @@ def test_review_rows_show_defaults_and_problems() -> None:
 
 def test_outcome_lines() -> None:
     shop = Origin(name="shop", title="The\x1b Shop")
-    assert stopped_line(shop, Stop("decline", "d")) == "✗ Declined: The\ufffd Shop is told you said no."
+    assert stopped_line(shop, Stop("decline", "d")) == "✗ Declined: The\ufffd Shop is told you will not answer."
+    # A URL question's decline claims nothing it cannot know (a -32042 URL sends no reply at all).
+    assert stopped_line(shop, Stop("decline", "n"), url=True) == "✗ Declined: nothing was opened."
     assert stopped_line(None, Stop("cancel", "Esc")) == "✗ Cancelled (Esc): unknown server is told you dismissed it."
     assert report_line("done", "S", "d.example") == ("✓ completed: S confirms you finished at d.example.", "green")
     assert report_line("timeout", "S", "d.example")[1] == "yellow"

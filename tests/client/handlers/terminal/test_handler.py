@@ -83,13 +83,15 @@ def url_request(done: asyncio.Event | None, url: str = "https://pay.example.com/
 
 
 async def test_plain_lines_accept_with_defaults_filled() -> None:
-    handler, out = plain("nope\nada@example.com\nred, 2\n\n\n")
+    handler, out = plain("nope\nada@example.com\nred, 2\n\n\ns\n")
     result = await handler(FORM)
     assert isinstance(result, AcceptedElicitation)
     assert result.content == {"email": "ada@example.com", "colours": ["r", "g"], "count": 2}
     screen = out.getvalue()
     assert "\x1b" not in screen  # not a terminal: no colours, no cursor movement
-    assert "✗ not a valid email address" in screen
+    assert "✗ Not an email address: write it like name@example.com." in screen
+    assert "Send? [s send" in screen  # Enter alone did not send: the lone Enter at review asked again
+    assert "nothing is sent until you type s" in screen
     assert "Email \u203a ada@example.com\n" in screen  # the answer echoed: the transcript reads as typed
     assert "The Shop (shop) 1.2" in screen and "python shop.py" in screen
 
@@ -104,7 +106,7 @@ async def test_plain_lines_decline_and_literal_colon() -> None:
     handler, _ = plain(":decline\n")
     assert isinstance(await handler(FORM), DeclinedElicitation)
     schema = {"type": "object", "properties": {"note": {"type": "string"}}}
-    handler, out = plain(":what\n::cancel\n\n")
+    handler, out = plain(":what\n::cancel\ns\n")
     result = await handler(FormRequest("A note?", schema))
     assert result.content == {"note": ":cancel"}  # "::" types a leading colon
     assert "unknown command :what" in out.getvalue()
@@ -112,7 +114,7 @@ async def test_plain_lines_decline_and_literal_colon() -> None:
 
 async def test_clear_leaves_an_optional_field_unset() -> None:
     schema = {"type": "object", "properties": {"nick": {"type": "string", "default": "bo"}, "age": {"type": "integer"}}}
-    handler, _ = plain(":clear\n5\n2\n:clear\n\n")  # clear nick, age 5, then at review clear age
+    handler, _ = plain(":clear\n5\n2\n:clear\ns\n")  # clear nick, age 5, then at review clear age
     result = await handler(FormRequest("Who?", schema))
     assert result.content == {"nick": "bo"}  # unset: the default fills it, as the server will
 
@@ -123,7 +125,7 @@ async def test_server_text_cannot_drive_the_terminal() -> None:
         {"type": "object", "properties": {"x": {"type": "string", "title": "X\x1b[31m", "description": "d\x07"}}},
         Origin(name="srv\x1b[1A"),
     )
-    handler, out = plain("\n\n")
+    handler, out = plain("\ns\n")
     await handler(evil)
     screen = out.getvalue()
     assert "\x1b" not in screen and "\x07" not in screen and "\u202e" not in screen
@@ -153,7 +155,7 @@ async def test_prompt_keys_escape_and_ctrl_c_cancel(pipe: PipeInput) -> None:
 
 async def test_prompt_keys_accept(pipe: PipeInput) -> None:
     handler, _ = on_pipe(pipe)
-    pipe.send_text("bad\rada@example.com\rGreen\r7\r\r")
+    pipe.send_text("bad\rada@example.com\rGreen\r7\r\rs\r")
     result = await handler(FORM)
     assert result.content == {"email": "ada@example.com", "colours": ["g"], "count": 7}
 
@@ -197,7 +199,10 @@ async def test_url_key_press_stops_the_wait(pipe: PipeInput) -> None:
     pipe.send_text("y\r")
     assert isinstance(await handler(url_request(done)), AcceptedElicitation)
     assert handler.waiting == 1
-    pipe.send_text("x")
+    pipe.send_text("x")  # not one of the status line's keys: nothing happens
+    await asyncio.sleep(0.2)
+    assert handler.waiting == 1
+    pipe.send_text("c")
     await asyncio.wait_for(handler.wait_idle(), 5)
     assert "Stopped waiting for The Shop; it carries on when you finish at pay.example.com." in screen.getvalue()
 

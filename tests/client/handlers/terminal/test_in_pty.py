@@ -167,7 +167,11 @@ def test_accept_sends_typed_answers(spawn: Callable[..., Terminal]) -> None:
     assert re.search(r"Your name \*\s*│\s*Ada Lovelace", review)
     assert re.search(r"Quantity\s*│\s*3", review)
     assert re.search(r"Delivery\s*│\s*no", review)
-    term.type(ENTER)
+    term.expect("[s send · 1-5 change an answer · :decline · :cancel]")
+    term.expect("\u203a")
+    term.type(ENTER)  # Enter alone at review never sends...
+    term.expect("✗ nothing is sent until you type s")
+    term.answer("Send?", "s")  # ...the send key does
     term.expect("Sent to Pizzeria Napoli")
     assert term.result() == {
         "action": "accept",
@@ -232,7 +236,7 @@ def test_change_an_answer_at_review(spawn: Callable[..., Terminal]) -> None:
     review = term.expect("Send?")
     assert re.search(r"Quantity\s*│\s*7", review)
     term.expect("\u203a")
-    term.type(ENTER)
+    term.type("s" + ENTER)
     result = term.result()
     assert result["data"] == {"name": "Grace", "size": "m", "toppings": [], "quantity": 7, "delivery": True}
     term.finish()
@@ -241,30 +245,29 @@ def test_change_an_answer_at_review(spawn: Callable[..., Terminal]) -> None:
 def test_invalid_input_is_asked_again_with_the_reason(spawn: Callable[..., Terminal]) -> None:
     term = spawn("order")
     term.answer("Your name", "")  # required, no default
-    term.expect("✗ this field is required")
+    term.expect("✗ This is required: please answer it.")
     term.answer("Your name", "A")
-    term.expect("✗ 'A' is too short (wanted: 2 to 20 characters)")
+    term.expect("✗ Too short: use at least 2 characters (this has 1).")
     term.answer("Your name", "Al")
     term.answer("Size", "7")
-    term.expect("✗ '7' is not one of the choices (Small (8 inch), Medium (10 inch), Large (12 inch))")
+    term.expect("✗ “7” is not one of the choices: pick Small (8 inch), Medium (10 inch), Large (12 inch).")
     term.answer("Size", "2")
     term.answer("Toppings", "1,2,3")
-    term.expect("✗")
-    term.expect("is too long (wanted: at most 2 choices)")
+    term.expect("✗ Too many: choose at most 2 (you chose 3).")
     term.answer("Toppings", "pepperoni")
-    term.expect("✗ 'pepperoni' is not one of the choices")
+    term.expect("✗ “pepperoni” is not one of the choices")
     term.answer("Toppings", "2")
     term.answer("Quantity", "lots")
-    term.expect("✗ 'lots' is not a whole number")
+    term.expect("✗ Not a whole number: write digits only, like 42.")
     term.answer("Quantity", "11")
-    term.expect("✗ 11 is greater than the maximum of 10")
+    term.expect("✗ Out of range: use a number from 1 to 10.")
     term.answer("Quantity", "10")
     term.answer("Delivery", "maybe")
-    term.expect("✗ answer yes or no")
+    term.expect("✗ Answer yes or no.")
     term.answer("Delivery", "yes")
     term.answer("Send?", "x")
-    term.expect("✗ type a number from 1 to 5 to change an answer, s to send, d to decline or c to cancel")
-    term.answer("Send?", "")
+    term.expect("✗ nothing is sent until you type s · 1 to 5 changes an answer · :decline · :cancel")
+    term.answer("Send?", "s")
     result = term.result()
     assert result["data"] == {"name": "Al", "size": "m", "toppings": ["olives"], "quantity": 10, "delivery": True}
     term.finish()
@@ -276,8 +279,9 @@ def test_back_goes_to_the_previous_question(spawn: Callable[..., Terminal]) -> N
     term.answer("Size", ":back")
     term.answer("Your name [Ada]", "Ann")
     term.answer("Size", "1")
-    for prompt in ("Toppings", "Quantity", "Delivery", "Send?"):
+    for prompt in ("Toppings", "Quantity", "Delivery"):
         term.answer(prompt, "")
+    term.answer("Send?", "s")
     result = term.result()
     assert result["data"] == {"name": "Ann", "size": "s", "toppings": [], "quantity": 1, "delivery": True}
     term.finish()
@@ -290,8 +294,8 @@ def test_decline(spawn: Callable[..., Terminal], where: str) -> None:
         term.answer("Your name", ":decline")
     else:
         fill_order(term)
-        term.answer("Send?", "d")
-    term.expect("Declined: Pizzeria Napoli is told you said no.")
+        term.answer("Send?", ":decline")  # the same word as on a field
+    term.expect("Declined: Pizzeria Napoli is told you will not answer.")
     assert term.result() == {"action": "decline"}
     term.finish()
 
@@ -332,7 +336,7 @@ def test_url_consent_opens_browser_and_spinner_reports_completion(
 ) -> None:
     url = "https://pay.pizzeria.example/checkout/42?amount=18.50"
     term = spawn("pay", url)
-    shown = term.expect("Open it in your browser? (y/n)")
+    shown = term.expect("Open it in your browser? [y open · :decline · :cancel]")
     assert "Question from Pizzeria Napoli" in shown and "Pay 18.50 EUR for your order." in shown
     assert url in shown
     assert "domain: pay.pizzeria.example" in shown
@@ -344,6 +348,7 @@ def test_url_consent_opens_browser_and_spinner_reports_completion(
     # The accept went back at once: the tool already returned while the wait goes on.
     assert term.result() == {"action": "accept"}
     term.expect("Waiting for Pizzeria Napoli to confirm you finished at pay.pizzeria.example")
+    term.expect("[Enter keep waiting in the background · r retry now · c cancel]")
     term.expect("DRIVER: waiting")
     assert browser.read_text().splitlines() == [url]
     term.child.kill(signal.SIGUSR1)  # the payment provider reports: notifications/elicitation/complete
@@ -355,9 +360,9 @@ def test_url_wait_stops_on_a_key(spawn: Callable[..., Terminal], browser: Path) 
     term = spawn("pay")
     term.answer("Open it in your browser?", "yes")
     assert term.result() == {"action": "accept"}
-    term.expect("(any key stops waiting)")
+    term.expect("r retry now · c cancel]")
     term.expect("DRIVER: waiting")
-    term.type("q")
+    term.type("c")
     term.expect("Stopped waiting for Pizzeria Napoli; it carries on when you finish at pay.pizzeria.example.")
     term.finish()
     assert "completed" not in term.text
@@ -366,9 +371,9 @@ def test_url_wait_stops_on_a_key(spawn: Callable[..., Terminal], browser: Path) 
 def test_url_refused_is_a_decline_and_opens_nothing(spawn: Callable[..., Terminal], browser: Path) -> None:
     term = spawn("pay")
     term.answer("Open it in your browser?", "maybe")
-    term.expect("✗ answer y to open the page, n to decline, or Esc to dismiss the question")
-    term.answer("Open it in your browser?", "n")
-    term.expect("Declined")
+    term.expect("✗ type y to open the page, :decline to refuse, or :cancel (Esc) to dismiss the question")
+    term.answer("Open it in your browser?", ":decline")
+    term.expect("Declined: nothing was opened.")
     assert term.result() == {"action": "decline"}
     term.finish()
     assert not browser.exists()
@@ -391,12 +396,48 @@ def test_url_warnings_for_look_alike_and_plain_http(spawn: Callable[..., Termina
     term = spawn("pay", url)
     shown = term.expect("Open it in your browser?")
     assert url in shown
-    assert "domain: p\u0430yp\u0430l.example (written xn--pypl-53dc.example)" in shown
+    # The real name first, then what it imitates, with the foreign letters named.
+    assert "domain: xn--pypl-53dc.example\n" in shown
+    assert "⚠ STOP: this domain is written to look like p\u0430yp\u0430l.example" in shown
+    assert "letter 2, “\u0430”, is CYRILLIC SMALL LETTER A; letter 5, “\u0430”, is CYRILLIC SMALL LETTER A" in shown
     assert "⚠ this page is not encrypted (http, not https)" in shown
     assert "⚠ the domain is internationalised" in shown
     assert "⚠ the domain mixes letters from different alphabets" in shown
-    term.reply("n")
+    term.reply("y")  # a yes is not enough...
+    term.expect("To open it anyway, type its real name, xn--pypl-53dc.example:")
+    term.answer("Domain", "paypal.example")
+    term.expect("✗ That is not its real name; nothing was opened.")
+    assert not browser.exists()
+    term.answer("Domain", ":decline")
+    term.expect("Declined: nothing was opened.")
     assert term.result() == {"action": "decline"}
+    term.finish()
+    assert not browser.exists()
+
+
+def test_look_alike_opens_when_its_real_name_is_typed(spawn: Callable[..., Terminal], browser: Path) -> None:
+    url = "https://xn--pple-43d.com/pay"
+    term = spawn("pay", url)
+    term.answer("Open it in your browser?", "y")
+    term.answer("Domain", "XN--PPLE-43D.COM")
+    term.expect("Opened in your browser.")
+    assert term.result() == {"action": "accept"}
+    term.expect("DRIVER: waiting")
+    assert browser.read_text().splitlines() == [url]
+    term.type(ENTER)  # keep waiting in the background: the status line goes, the wait does not
+    term.expect("Waiting in the background; a line here says when Pizzeria Napoli confirms.")
+    term.child.kill(signal.SIGUSR1)
+    term.expect("✓ completed: Pizzeria Napoli confirms you finished at \u0430pple.com.")
+    term.finish()
+
+
+def test_retry_now_ends_the_wait_at_once(spawn: Callable[..., Terminal], browser: Path) -> None:
+    term = spawn("pay")
+    term.answer("Open it in your browser?", "y")
+    assert term.result() == {"action": "accept"}
+    term.expect("DRIVER: waiting")
+    term.type("r")
+    term.expect("Marked as finished at pay.pizzeria.example: a call waiting on it is retried now.")
     term.finish()
 
 
@@ -417,7 +458,7 @@ def test_plain_lines_on_a_terminal_ctrl_c_cancels(spawn: Callable[..., Terminal]
 
 def test_piped_input_gives_a_plain_transcript() -> None:
     """No terminal: plain lines in, plain lines out, answers echoed, no escape sequences."""
-    answers = "Bo\nlarge (12 inch)\n1, 3\n\nn\n4\n2\n\n"
+    answers = "Bo\nlarge (12 inch)\n1, 3\n\nn\n4\n2\ns\n"
     env = {**os.environ, "TERM": "xterm-256color"}
     env.pop("NO_COLOR", None)
     done = subprocess.run(
@@ -432,6 +473,8 @@ def test_piped_input_gives_a_plain_transcript() -> None:
     )
     out = done.stdout
     assert "\x1b" not in out
+    assert not set("╭╮╰╯│─┃━") & set(out)  # no boxes, no table rules: lines a transcript or screen reader reads
+    assert "Question from Pizzeria Napoli\n" in out and "  4. Quantity: 1\n" in out
     assert "Your name \u203a Bo\n" in out
     assert "Toppings [none] \u203a 1, 3\n" in out
     assert "Quantity [1] \u203a 2\n" in out  # changed at review
@@ -444,3 +487,132 @@ def test_piped_input_gives_a_plain_transcript() -> None:
         "quantity": 2,
         "delivery": False,
     }
+
+
+# ------------------------------------------------------------------------------ yes/no, secrets, long option lists
+
+
+def test_a_yes_no_question_is_one_step(spawn: Callable[..., Terminal]) -> None:
+    term = spawn("confirm")
+    shown = term.expect("Delete the old backups? [y/n]")
+    assert "y or n sends that answer at once · :decline · :cancel" in shown
+    term.reply("maybe")
+    term.expect("✗ Answer yes or no.")
+    term.reply("n")  # "no" is the answer, sent at once: no review, no second step
+    term.expect("✓ Sent no to Pizzeria Napoli.")
+    assert term.result() == {"action": "accept", "data": {"ok": False}, "types": {"ok": "bool"}}
+    term.finish()
+
+
+@pytest.mark.parametrize("plain", ["0", "1"])
+def test_a_secret_is_never_shown(spawn: Callable[..., Terminal], plain: str) -> None:
+    term = spawn("login", TERMINAL_DRIVER_PLAIN=plain)
+    term.answer("User", "ada")
+    term.answer("Api key", "hunter2-secret")
+    review = term.expect("Send?")
+    assert "••••••••" in review
+    term.reply(":back")  # changing it shows the mask, not the key, as what Enter keeps
+    term.reply("2")
+    term.expect("Api key [••••••••]")
+    term.reply("")
+    term.answer("Send?", "s")
+    result = term.result()
+    assert result["data"] == {"user": "ada", "api_key": "hunter2-secret"}
+    term.finish()
+    assert term.text.count("hunter2-secret") == 1  # only the RESULT line the test prints
+
+
+def test_option_numbers_line_up(spawn: Callable[..., Terminal]) -> None:
+    term = spawn("many")
+    term.expect("Slot")
+    shown = term.expect("\u203a")
+    assert "   ( )  9) 17:00\n" in shown and "   ( ) 10) 18:00\n" in shown
+    term.type(":cancel" + ENTER)
+    term.expect("Cancelled (:cancel)")
+    term.finish()
+
+
+def test_elicitkit_call_plain_on_a_terminal() -> None:
+    """``elicitkit call --plain``: the terminal form in plain lines even on a terminal (no boxes, no colours)."""
+    game = f"{sys.executable} {ROOT / 'examples' / 'elicitation' / 'guess_the_number.py'}"
+    env = {**os.environ, "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1", "PYTHONUNBUFFERED": "1"}
+    env.pop("NO_COLOR", None)
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "elicitkit.cli", "call", game, "guess_the_number", "--plain"],
+        env=env,
+        cwd=str(ROOT),
+        encoding="utf-8",
+        dimensions=(50, 200),
+        timeout=20,
+    )
+    term = Terminal(child)
+    try:
+        shown = term.expect("Value [y/n]")
+        assert "Question from guess-the-number\n" in shown and "Shall we play guess-the-number?" in shown
+        assert not set("╭╮╰╯│") & set(shown)
+        term.reply("n")
+        term.expect("Sent no to guess-the-number.")
+        term.expect("Another time, then.")
+        child.expect(pexpect.EOF, timeout=10)
+        assert "\x1b[" not in term.raw.split("Question from", 1)[1].split("Another time", 1)[0]  # no colours
+    finally:
+        child.close(force=True)
+
+
+def test_ctrl_c_cancels_a_browser_question_and_the_server_is_told(tmp_path: Path) -> None:
+    """``--ui browser``: Ctrl-C in the terminal while the page waits answers "cancel" (the tool hears it),
+    and the question's URL is printed once, not again by a warning.
+
+    The server runs over HTTP in its own session: a stdio child shares the terminal's process
+    group, so Ctrl-C would reach it too.
+    """
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    game = f"{ROOT / 'examples' / 'elicitation' / 'guess_the_number.py'}:server"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "elicitkit.cli", "serve", game, "--transport", "http", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    env = {**os.environ, "TERM": "xterm-256color", "PYTHONUNBUFFERED": "1", "BROWSER": str(tmp_path / "no-browser")}
+    env.pop("DISPLAY", None)
+    env.pop("WAYLAND_DISPLAY", None)
+    try:
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the server did not start"
+                time.sleep(0.1)
+        child = pexpect.spawn(
+            sys.executable,
+            ["-m", "elicitkit.cli", "call", f"http://127.0.0.1:{port}/mcp", "guess_the_number", "--ui", "browser"],
+            env=env,
+            cwd=str(ROOT),
+            encoding="utf-8",
+            dimensions=(50, 200),
+            timeout=20,
+        )
+        term = Terminal(child)
+        try:
+            term.expect("asks a question; answer it in your browser: http://127.0.0.1:")
+            term.expect("open the address above yourself")
+            child.sendintr()
+            term.expect("Cancelled (Ctrl-C): guess-the-number is told you dismissed it.")
+            term.expect("Another time, then.")  # the tool got "cancel" and answered
+            child.expect(pexpect.EOF, timeout=10)
+            child.close()
+            assert child.exitstatus == 0
+            assert term.text.count("/q/") == 1  # the question's URL, printed once
+        finally:
+            child.close(force=True)
+    finally:
+        server.terminate()
+        server.wait(10)

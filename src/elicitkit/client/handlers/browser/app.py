@@ -11,7 +11,14 @@ every page with the pure functions of :mod:`.page`. It trusts nothing it is sent
   ``Sec-Fetch-Site``, must be an urlencoded form of at most :data:`MAX_BODY` bytes;
 - "Send" must carry the id of the review page it was pressed on, so a stale page cannot
   send answers that changed since;
+- a look-alike URL opens only when the person typed its real (ASCII) name;
 - every response, errors included, carries :data:`~.page.SECURITY_HEADERS`.
+
+Every accepted POST is answered with 303 See Other to the question's page (post/redirect/get):
+the browser's Back and Reload then never resend a form. A GET shows the step the question is
+at, and after the person ends it, how it ended (or the same server's next question, so a run
+of questions stays in one tab); pages that wait for something update through a ``Refresh``
+header, with no script.
 
 It does not listen anywhere itself (:mod:`.serve` does) and does not ask anyone
 (:mod:`.handler` does): it only answers HTTP requests.
@@ -21,7 +28,10 @@ from __future__ import annotations
 
 import hmac
 import logging
+import math
 import secrets
+import time
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -33,17 +43,22 @@ from starlette.responses import HTMLResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from elicitkit.client.handlers.browser.page import (
+    FOLLOW_EVERY,
     SECURITY_HEADERS,
+    Outcome,
+    WaitState,
+    confirmed_domain,
     done_page,
     error_page,
     form_page,
     initial_raw,
+    is_yes_no,
     method_not_allowed_page,
     openable,
-    opening_page,
     read_answers,
     review_page,
     url_page,
+    waiting_page,
 )
 from elicitkit.client.handlers.fields import FormField, answer_content, form_fields
 from elicitkit.client.handlers.urls import assess_url
@@ -51,17 +66,20 @@ from elicitkit.elicitation.errors import InvalidAnswer
 from elicitkit.elicitation.requests import ElicitRequest, FormRequest, UrlRequest
 from elicitkit.elicitation.results import ElicitationResult
 
-__all__ = ["MAX_BODY", "FormApp", "Question"]
+__all__ = ["FOLLOW_FOR", "MAX_BODY", "FormApp", "Question"]
 
 logger = logging.getLogger("elicitkit.client.handlers.browser")
 
 MAX_BODY = 1 << 20  # a form post larger than this is refused (413)
 _MAX_FIELDS = 10_000
+_MAX_CLOSED = 64  # closed questions whose last page is still shown (Back, Reload)
+_REFRESH = {"Refresh": str(FOLLOW_EVERY)}  # the header form: a page updates itself without script
+FOLLOW_FOR = 20.0  # seconds a finished question's page looks out for the same server's next question
 
 
 @dataclass(eq=False)
 class Question:
-    """One open question: what was asked, where the user is in it, and how it ended."""
+    """One question: what was asked, where the person is in it, and how it ended."""
 
     request: ElicitRequest
     token: str
@@ -69,16 +87,35 @@ class Question:
     done: anyio.Event
     fields: list[FormField]
     raw: dict[str, list[str]]  # what the inputs hold, as the browser sends it, per field name
-    stage: Literal["form", "review"] = "form"
+    stage: Literal["form", "review", "closed"] = "form"
     errors: dict[str | None, str] = field(default_factory=dict)
+    notice: str | None = None  # shown once, on the next GET of the form
     content: dict[str, Any] | None = None  # the checked answer awaiting "Send"
+    defaulted: frozenset[str] = frozenset()  # fields left empty that the schema's default filled
     review_id: str = ""
     result: ElicitationResult[Any] | None = None
+    outcome: Outcome | Literal["opened"] | None = None  # set when the person ended it on the page
+    wait_state: WaitState = "waiting"  # a URL question after consent
+    step: int = 1  # its place in a run of questions from one server shown in one tab
+    next: Question | None = None  # the same server's next question, which this tab follows on to
+    previous: Question | None = None  # the question whose page may pick this one up
+    followed_at: float = -math.inf  # when its page was last served as looking out for a next question
+    claimed: anyio.Event = field(default_factory=anyio.Event)  # a browser has loaded its page
+    closed_at: float = 0.0
 
     @property
     def path(self) -> str:
         """Where the question's pages are served (and post to)."""
         return f"/q/{self.token}"
+
+    @property
+    def follows(self) -> bool:
+        """It comes right after a question answered on a page that is still looking out for it."""
+        if self.previous is None:
+            return False
+        # Just answered (its done page is on its way) or its done page was served lately.
+        seen = max(self.previous.followed_at, self.previous.closed_at)
+        return time.monotonic() - seen < FOLLOW_EVERY + 1
 
 
 class _Refused(Exception):
@@ -88,10 +125,16 @@ class _Refused(Exception):
 
 
 class FormApp:
-    """The ASGI app serving every open question's pages; it answers only at the address set by :meth:`listening_at`."""
+    """The ASGI app serving every open question's pages; it answers only at the address set by :meth:`listening_at`.
+
+    Every POST is answered with 303 See Other to the question's page (post/redirect/get), so
+    the browser's Back and Reload never resend a form; the page a GET shows is the one of the
+    step the question is at, including after it ended (for a while: :data:`_MAX_CLOSED`).
+    """
 
     def __init__(self) -> None:
         self.questions: dict[str, Question] = {}
+        self.closed: OrderedDict[str, Question] = OrderedDict()
         self.host = ""  # the one Host header we answer to ("" while not listening: everything refused)
         self.origin = ""
 
@@ -101,7 +144,11 @@ class FormApp:
         self.origin = f"http://{host}" if host else ""
 
     def open(self, request: ElicitRequest) -> Question:
-        """A new question with fresh secrets, served from now on at its :attr:`Question.path`."""
+        """A new question with fresh secrets, served from now on at its :attr:`Question.path`.
+
+        When the same server's previous question was just answered on a page, that page moves
+        on to this one (a run of questions in one tab, with a step number).
+        """
         fields = form_fields(request.requested_schema) if isinstance(request, FormRequest) else []
         question = Question(
             request=request,
@@ -111,17 +158,41 @@ class FormApp:
             fields=fields,
             raw={f.name: initial_raw(f) for f in fields},
         )
+        previous = self._followed_by(request)
+        if previous is not None:
+            previous.next = question
+            question.step, question.previous = previous.step + 1, previous
         self.questions[question.token] = question
         return question
 
-    def forget(self, question: Question) -> None:
-        """Stop serving ``question``: its token dies with it."""
-        self.questions.pop(question.token, None)
+    def _followed_by(self, request: ElicitRequest) -> Question | None:
+        now = time.monotonic()
+        for closed in reversed(self.closed.values()):
+            if closed.outcome in ("sent", "declined", "cancelled") and closed.next is None:
+                if now - closed.closed_at < FOLLOW_FOR and closed.request.origin == request.origin:
+                    return closed
+                return None
+        return None
 
-    def finish(self, question: Question, result: ElicitationResult[Any]) -> None:
-        """End ``question`` with ``result`` (the first result wins) and wake whoever waits for it."""
+    def forget(self, question: Question) -> None:
+        """Stop serving ``question`` unless the person ended it on its page (that page stays readable)."""
+        self.questions.pop(question.token, None)
+        if question.outcome is None:
+            self.closed.pop(question.token, None)
+
+    def finish(self, question: Question, result: ElicitationResult[Any], outcome: Outcome | None = None) -> None:
+        """End ``question`` with ``result`` (the first result wins) and wake whoever waits for it.
+
+        ``outcome``: how the person ended it on the page; the page then keeps showing it.
+        """
         if question.result is None:
             question.result = result
+            if outcome is not None or (isinstance(question.request, UrlRequest) and result.accepted):
+                question.outcome = outcome or "opened"
+                question.stage, question.closed_at = "closed", time.monotonic()
+                self.closed[question.token] = question
+                while len(self.closed) > _MAX_CLOSED:
+                    self.closed.popitem(last=False)
         self.questions.pop(question.token, None)
         question.done.set()
 
@@ -142,10 +213,10 @@ class FormApp:
             response = _html(error_page(500, "Error", "Something went wrong in the client; see its log."), 500)
         await response(scope, receive, send)
 
-    def _find(self, token: str) -> Question | None:
+    def _find(self, token: str, *, closed: bool = False) -> Question | None:
         wanted = token.encode()
         found = None
-        for known, question in self.questions.items():
+        for known, question in [*self.questions.items(), *(self.closed.items() if closed else ())]:
             if hmac.compare_digest(known.encode(), wanted):
                 found = question
         return found
@@ -154,7 +225,8 @@ class FormApp:
         if not self.host or request.headers.get("host") != self.host:
             raise _Refused(403, "Refused", "This page is only served at its own loopback address.")
         path: str = request.scope["path"]
-        question = self._find(path[3:]) if path.startswith("/q/") and len(path) > 3 else None
+        token = path[3:] if path.startswith("/q/") else ""
+        question = self._find(token, closed=request.method == "GET") if token else None
         if question is None:
             raise _Refused(
                 404,
@@ -162,7 +234,8 @@ class FormApp:
                 "This question is not open: the link is wrong, or it was already answered or withdrawn.",
             )
         if request.method == "GET":
-            return _html(_current_page(question, path))
+            question.claimed.set()
+            return self._show(question, still=request.query_params.get("still") == "1")
         if request.method != "POST":
             return _html(method_not_allowed_page(), 405, {"Allow": "GET, POST"})
         self._check_post(request)
@@ -171,8 +244,46 @@ class FormApp:
             raise _Refused(403, "Refused", "This form was not sent by the page this client served.")
         action = _first(posted, "action")
         if isinstance(question.request, UrlRequest):
-            return self._url_action(question, action)
-        return self._form_action(question, path, action, posted)
+            self._url_action(question, action, posted)
+        else:
+            self._form_action(question, action, posted)
+        return _see_other(question.path)
+
+    def _show(self, q: Question, *, still: bool = False) -> Response:
+        """GET: the page of the step ``q`` is at (after it ended: its outcome, or the next question).
+
+        A page that waits for something (a completion notice, a next question) is served with
+        a ``Refresh`` header, so it updates without script; ``still`` (``?still=1``) stops that.
+        """
+        if q.outcome == "opened":
+            assert isinstance(q.request, UrlRequest)
+            updating = q.wait_state == "waiting" and not still
+            page = waiting_page(q.request.origin, q.request.url, q.wait_state, updating=updating)
+            return _html(page, headers=_REFRESH if updating else None)
+        if q.outcome is not None:
+            nxt = q.next
+            if nxt is not None and nxt.token in self.questions:
+                return _see_other(nxt.path)  # this tab moves on to the same server's next question
+            follow = nxt is None and not still and time.monotonic() - q.closed_at < FOLLOW_FOR
+            if follow:
+                q.followed_at = time.monotonic()
+            page = done_page(q.request.origin, q.outcome, follow=follow, step=q.step)
+            return _html(page, headers=_REFRESH if follow else None)
+        if isinstance(q.request, UrlRequest):
+            problem = q.errors.get(None)
+            page = url_page(
+                message=q.request.message,
+                origin=q.request.origin,
+                url=q.request.url,
+                action=q.path,
+                csrf=q.csrf,
+                problem=problem,
+            )
+            return _html(page)
+        notice, q.notice = q.notice, None
+        if q.stage == "review" and q.content is not None:
+            return _html(_review(q, notice))
+        return _html(_form(q, notice))
 
     def _check_post(self, request: Request) -> None:
         origin = request.headers.get("origin")
@@ -182,27 +293,35 @@ class FormApp:
         if site is not None and site not in ("same-origin", "none"):
             raise _Refused(403, "Refused", "A form on another site tried to answer this question.")
 
-    def _form_action(self, q: Question, path: str, action: str, posted: Mapping[str, list[str]]) -> Response:
+    def _form_action(self, q: Question, action: str, posted: Mapping[str, list[str]]) -> None:
         assert isinstance(q.request, FormRequest)
         if action == "decline":
-            self.finish(q, ElicitationResult.decline())
-            return _html(done_page(q.request.origin, "declined"))
-        if action == "cancel":
-            self.finish(q, ElicitationResult.cancel())
-            return _html(done_page(q.request.origin, "cancelled"))
-        if action == "change":
+            self.finish(q, ElicitationResult.decline(), "declined")
+        elif action == "cancel":
+            self.finish(q, ElicitationResult.cancel(), "cancelled")
+        elif action == "change":
             q.stage, q.errors, q.content = "form", {}, None
-            return _html(_form(q, path))
-        if action == "send":
+        elif action in ("yes", "no") and is_yes_no(q.fields):
+            try:
+                content = answer_content(q.request.requested_schema, {q.fields[0].name: action == "yes"})
+            except InvalidAnswer as exc:
+                q.errors = {None: exc.reason}
+                return
+            self.finish(q, ElicitationResult.accept(content), "sent")
+        elif action == "send":
             fresh = q.stage == "review" and q.content is not None
             if not fresh or not hmac.compare_digest(_first(posted, "review").encode(), q.review_id.encode()):
-                notice = "These answers changed since that review page was shown; please review them again."
-                return _html(_current_page(q, path, notice), 409)
+                q.notice = "These answers changed since that review page was shown; please review them again."
+                return
             assert q.content is not None
-            self.finish(q, ElicitationResult.accept(q.content))
-            return _html(done_page(q.request.origin, "sent"))
-        if action != "review":
+            self.finish(q, ElicitationResult.accept(q.content), "sent")
+        elif action == "review":
+            self._review_action(q, posted)
+        else:
             raise _Refused(400, "Bad request", "Unknown action.")
+
+    def _review_action(self, q: Question, posted: Mapping[str, list[str]]) -> None:
+        assert isinstance(q.request, FormRequest)
         q.raw, values, q.errors = read_answers(q.request.requested_schema, q.fields, posted)
         if not q.errors:
             try:
@@ -211,39 +330,32 @@ class FormApp:
                 q.errors = {name: reason for name, reason in exc.problems}
         if q.errors:
             q.stage, q.content = "form", None
-            return _html(_form(q, path), 422)
+            return
+        assert q.content is not None
+        q.defaulted = frozenset(f.name for f in q.fields if values.get(f.name) is None and f.name in q.content)
         q.stage, q.review_id = "review", secrets.token_urlsafe(16)
-        return _html(_review(q, path))
 
-    def _url_action(self, q: Question, action: str) -> Response:
+    def _url_action(self, q: Question, action: str, posted: Mapping[str, list[str]]) -> None:
         assert isinstance(q.request, UrlRequest)
         if action == "decline":
-            self.finish(q, ElicitationResult.decline())
-            return _html(done_page(q.request.origin, "declined"))
+            self.finish(q, ElicitationResult.decline(), "declined")
+            return
         if action == "cancel":
-            self.finish(q, ElicitationResult.cancel())
-            return _html(done_page(q.request.origin, "cancelled"))
+            self.finish(q, ElicitationResult.cancel(), "cancelled")
+            return
         facts = assess_url(q.request.url)
         if action != "open" or not openable(q.request.url, facts):
             raise _Refused(400, "Bad request", "This address cannot be opened from here.")
+        if facts.lookalike and not confirmed_domain(_first(posted, "confirm"), facts):
+            q.errors = {None: f"Nothing was opened: to open it, type its real name, {facts.host}, exactly."}
+            return
         self.finish(q, ElicitationResult.accept())
-        # no-referrer: the target must not learn this page's address (it carried the token).
-        return _html(opening_page(q.request.url, facts), headers={"Referrer-Policy": "no-referrer"})
 
 
 # ------------------------------------------------------------------------------ a question's pages
 
 
-def _current_page(q: Question, path: str, notice: str | None = None) -> str:
-    """The page of the step ``q`` is at (``notice`` shows on the form step only)."""
-    if isinstance(q.request, UrlRequest):
-        return url_page(message=q.request.message, origin=q.request.origin, url=q.request.url, action=path, csrf=q.csrf)
-    if q.stage == "review" and q.content is not None:
-        return _review(q, path)
-    return _form(q, path, notice)
-
-
-def _form(q: Question, path: str, notice: str | None = None) -> str:
+def _form(q: Question, notice: str | None = None) -> str:
     assert isinstance(q.request, FormRequest)
     schema = q.request.requested_schema
     title = schema.get("title")
@@ -253,23 +365,27 @@ def _form(q: Question, path: str, notice: str | None = None) -> str:
         fields=q.fields,
         raw=q.raw,
         errors=q.errors,
-        action=path,
+        action=q.path,
         csrf=q.csrf,
         title=title if isinstance(title, str) else None,
         notice=notice,
+        step=q.step,
     )
 
 
-def _review(q: Question, path: str) -> str:
+def _review(q: Question, notice: str | None = None) -> str:
     assert isinstance(q.request, FormRequest) and q.content is not None
     return review_page(
         message=q.request.message,
         origin=q.request.origin,
         fields=q.fields,
         content=q.content,
-        action=path,
+        action=q.path,
         csrf=q.csrf,
         review_id=q.review_id,
+        defaulted=q.defaulted,
+        step=q.step,
+        notice=notice,
     )
 
 
@@ -278,6 +394,11 @@ def _review(q: Question, path: str) -> str:
 
 def _html(content: str, status: int = 200, headers: Mapping[str, str] | None = None) -> Response:
     return HTMLResponse(content, status_code=status, headers={**SECURITY_HEADERS, **(headers or {})})
+
+
+def _see_other(path: str) -> Response:
+    """303 See Other: after a POST the browser GETs the page, so Back and Reload never resend the form."""
+    return Response(status_code=303, headers={**SECURITY_HEADERS, "Location": path})
 
 
 def _first(posted: Mapping[str, list[str]], key: str) -> str:

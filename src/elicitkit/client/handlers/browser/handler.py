@@ -8,19 +8,23 @@ and waits until the person sends, declines or cancels on the page, or the time r
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import inspect
 import logging
 import math
+import signal
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Coroutine, Iterator
 from types import TracebackType
 from typing import Any
 
 import anyio
 
-from elicitkit.client.handlers.browser.app import FormApp
+from elicitkit.client.handlers.browser.app import FormApp, Question
 from elicitkit.client.handlers.browser.opener import open_in_browser
-from elicitkit.client.handlers.browser.page import asker_name
+from elicitkit.client.handlers.browser.page import FOLLOW_EVERY, asker_name
 from elicitkit.client.handlers.browser.serve import LoopbackServer
 from elicitkit.elicitation.requests import ElicitRequest, UrlRequest
 from elicitkit.elicitation.results import ElicitationResult
@@ -43,7 +47,9 @@ class BrowserHandler:
     ``open_url`` shows the page (default :func:`open_in_browser`); it is called in the event
     loop and may return an awaitable. ``announce`` also gets a line with the URL, so it can
     be opened by hand (default: printed to stderr; None: only logged). After ``timeout``
-    seconds without an answer the question is cancelled. The server starts on the first
+    seconds without an answer the question is cancelled. After a URL question's consent its
+    page waits (reloading itself) up to ``completion_timeout`` seconds for the server's
+    completion notice. The server starts on the first
     question and serves all later ones; stop it with :meth:`aclose` or ``async with``.
     """
 
@@ -53,10 +59,13 @@ class BrowserHandler:
         open_url: OpenUrl | None = None,
         timeout: float | None = None,
         announce: Callable[[str], object] | None = _announce_stderr,
+        completion_timeout: float | None = 900.0,
     ) -> None:
         self.open_url: OpenUrl = open_url or open_in_browser
         self.timeout = timeout
         self.announce = announce
+        self.completion_timeout = completion_timeout
+        self._waits: set[asyncio.Task[None]] = set()
         self._app = FormApp()
         self._server = LoopbackServer(self._app)
         self._lock: anyio.Lock | None = None
@@ -79,6 +88,8 @@ class BrowserHandler:
 
     async def aclose(self) -> None:
         """Cancel open questions and stop the server (a later question starts it again)."""
+        for task in list(self._waits):
+            task.cancel()
         for question in list(self._app.questions.values()):
             self._app.finish(question, ElicitationResult.cancel())
         self._app.listening_at("")
@@ -95,41 +106,116 @@ class BrowserHandler:
     # -- the callback -------------------------------------------------------------------
 
     async def __call__(self, request: ElicitRequest) -> ElicitationResult[Any]:
-        """Serve ``request`` on a fresh one-time URL, open it, and wait for the person's answer."""
+        """Serve ``request`` on a fresh one-time URL, open it, and wait for the person's answer.
+
+        A question that follows one just answered on a page from the same server is picked
+        up by that page (it looks out for a while): a new tab opens only if it does not.
+        Ctrl-C while waiting cancels the question (the server is told) instead of the program.
+        """
         base = await self.start()
         question = self._app.open(request)
         url = base + question.path
         try:
-            self._tell(request, url)
+            self._tell(request, url, question.step)
             with anyio.move_on_after(self.timeout if self.timeout is not None else math.inf):
                 async with anyio.create_task_group() as tg:
-                    tg.start_soon(self._open, url)  # a slow opener neither delays an answer nor the timeout
-                    await question.done.wait()
+                    tg.start_soon(self._open, url, question)  # a slow opener neither delays an answer nor the timeout
+                    with _ctrl_c_cancels(lambda: self._interrupted(question)):
+                        await question.done.wait()
                     tg.cancel_scope.cancel()
             if question.result is None:
                 logger.info("no answer within %s s: question cancelled", self.timeout)
                 return ElicitationResult.cancel()
+            if isinstance(request, UrlRequest) and question.outcome == "opened":
+                self._follow_completion(request, question)
+                self._spawn(self._open(request.url, None), "elicitkit-browser-open")  # the site, in a new tab
             return question.result
         finally:
-            self._app.forget(question)  # the token dies with the question
+            self._app.forget(question)  # the token dies with the question, unless its page shows how it ended
 
-    def _tell(self, request: ElicitRequest, url: str) -> None:
+    def _interrupted(self, question: Question) -> None:
+        self._app.finish(question, ElicitationResult.cancel(), "cancelled")
+        if self.announce is not None:
+            self.announce(f"Cancelled (Ctrl-C): {asker_name(question.request.origin)} is told you dismissed it.")
+
+    def _follow_completion(self, request: UrlRequest, question: Question) -> None:
+        """Keep the waiting page up to date: the completion notice, or the lack of one."""
+        if not request.notifies_completion:
+            question.wait_state = "no-notice"
+            return
+
+        async def wait() -> None:
+            try:
+                done = await request.wait_complete(self.completion_timeout)
+            except Exception:
+                question.wait_state = "gone"
+                return
+            question.wait_state = "completed" if done else "timeout"
+
+        self._spawn(wait(), "elicitkit-browser-wait")
+
+    def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> None:
+        """Work that outlives the question (the accept goes back at once); :meth:`aclose` stops it."""
+        task = asyncio.get_running_loop().create_task(work, name=name)
+        self._waits.add(task)
+        task.add_done_callback(self._waits.discard)
+
+    def _tell(self, request: ElicitRequest, url: str, step: int) -> None:
         asker = asker_name(request.origin)
         if isinstance(request, UrlRequest):
             line = f"{asker} asks you to open a web page; decide in your browser: {url}"
+        elif step > 1:
+            line = f"{asker} asks question {step}; answer it in your browser (same tab): {url}"
         else:
             line = f"{asker} asks a question; answer it in your browser: {url}"
         logger.info("%s", line)
         if self.announce is not None:
             self.announce(line)
 
-    async def _open(self, url: str) -> None:
+    async def _open(self, url: str, question: Question | None) -> None:
+        if (
+            question is not None and question.follows
+        ):  # the previous page reloads every FOLLOW_EVERY s: give it time to pick this up
+            with anyio.move_on_after(FOLLOW_EVERY + 1.5):
+                await question.claimed.wait()
+            if question.claimed.is_set():
+                return
         try:
             outcome = self.open_url(url)
             if inspect.isawaitable(outcome):
                 outcome = await outcome
         except Exception:
-            logger.warning("could not open a browser; open %s by hand", url, exc_info=True)
+            self._cannot_open(url, exc_info=True)
             return
         if outcome is False:
-            logger.warning("no graphical browser to open; open %s by hand", url)
+            self._cannot_open(url)
+
+    def _cannot_open(self, url: str, *, exc_info: bool = False) -> None:
+        # The URL was announced already: saying it again at WARNING would print it twice.
+        if self.announce is not None:
+            logger.info("no graphical browser opened %s; it was announced to open by hand", url, exc_info=exc_info)
+            self.announce("(No browser could be opened: open the address above yourself.)")
+        else:
+            logger.warning("could not open a browser; open %s by hand", url, exc_info=exc_info)
+
+
+@contextlib.contextmanager
+def _ctrl_c_cancels(cancel: Callable[[], None]) -> Iterator[None]:
+    """While waiting for the page, Ctrl-C cancels this question (the server hears "cancel"), not the program."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is None or previous is signal.SIG_IGN:  # installed from C, or ignored: leave it alone
+        yield
+        return
+    loop = asyncio.get_running_loop()
+
+    def on_interrupt(signum: int, frame: object) -> None:
+        loop.call_soon_threadsafe(cancel)
+
+    signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -31,20 +31,24 @@ from elicitkit.elicitation.requests import Origin
 
 __all__ = [
     "CSP",
+    "FOLLOW_EVERY",
     "SECURITY_HEADERS",
     "Outcome",
+    "WaitState",
     "asker_name",
+    "confirmed_domain",
     "done_page",
     "error_page",
     "form_page",
     "initial_raw",
     "input_name",
+    "is_yes_no",
     "method_not_allowed_page",
     "openable",
-    "opening_page",
     "read_answers",
     "review_page",
     "url_page",
+    "waiting_page",
 ]
 
 #: How a question ended, as its last page tells the person.
@@ -54,59 +58,79 @@ _RADIO_LIMIT = 5  # single-selects with more options than this become a <select>
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _DATETIME_LOCAL = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?")
 _HTML_NUMBER = re.compile(r"-?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?")
+_FORMAT_WORDS = {"date": "a date (YYYY-MM-DD)", "date-time": "a date and time (YYYY-MM-DDTHH:MM:SSZ)"}
+_PICKER_WORDS = {"date": "a date", "date-time": "a date and time"}
 _INPUT_TYPES = {"email": "email", "uri": "url", "date": "date", "date-time": "datetime-local"}
 
 # ------------------------------------------------------------------------------ the look
 
 _CSS = """
-:root{color-scheme:light dark;--fg:#1b1f24;--muted:#5b6470;--bg:#f3f4f6;--card:#fff;--line:#d5d9de;
---accent:#1f5fd1;--accent-fg:#fff;--bad:#b3261e;--badbg:#fdecea;--warn:#7a4d00;--warnbg:#fff4d6}
-@media (prefers-color-scheme:dark){:root{--fg:#e6e8eb;--muted:#9aa4af;--bg:#0f1216;--card:#181c22;
---line:#2d333b;--accent:#5b93ff;--accent-fg:#0b0d10;--bad:#ff8a80;--badbg:#3a1d1b;--warn:#ffcf70;
---warnbg:#2c2410}}
+:root{color-scheme:light dark;--fg:#1b1f24;--muted:#4d5661;--bg:#f3f4f6;--card:#fff;--line:#8a939e;
+--soft:#d5d9de;--accent:#1f5fd1;--accent-fg:#fff;--bad:#b3261e;--badbg:#fdecea;--warn:#6b4400;--warnbg:#fff4d6;
+--stop:#8c1d18;--stopbg:#fde7e4;--ok:#1e6b34}
+@media (prefers-color-scheme:dark){:root{--fg:#e6e8eb;--muted:#a9b2bc;--bg:#0f1216;--card:#181c22;
+--line:#6b7480;--soft:#2d333b;--accent:#7aa7ff;--accent-fg:#0b0d10;--bad:#ff9c94;--badbg:#3a1d1b;
+--warn:#ffd27a;--warnbg:#2c2410;--stop:#ffb4ab;--stopbg:#3d1714;--ok:#7fd59a}}
 *{box-sizing:border-box}
 body{margin:0;background:var(--bg);color:var(--fg);font:16px/1.5 system-ui,-apple-system,"Segoe UI",
 Roboto,sans-serif}
 main{max-width:44rem;margin:2rem auto;padding:1.5rem 1.75rem;background:var(--card);
-border:1px solid var(--line);border-radius:12px}
+border:1px solid var(--soft);border-radius:12px}
 h1{font-size:1.35rem;margin:.25rem 0 1rem}h2{font-size:1.1rem;margin:1.25rem 0 .5rem}
-.asker{border-bottom:1px solid var(--line);padding-bottom:.75rem;margin-bottom:1rem}
+.asker{border-bottom:1px solid var(--soft);padding-bottom:.75rem;margin-bottom:1rem}
 .kicker{margin:0;color:var(--muted);font-size:.85rem;text-transform:uppercase;letter-spacing:.04em}
 .who{margin:.1rem 0;font-size:1.2rem;font-weight:600}.who .ver{font-weight:400;color:var(--muted);
 font-size:.95rem}
 .where{margin:0;color:var(--muted);font-size:.9rem;overflow-wrap:anywhere}
 .trust{color:var(--muted);font-size:.85rem;margin:.5rem 0 0}
+.step{margin:0 0 .75rem;color:var(--muted);font-size:.9rem}.step strong{color:var(--fg)}
 .message{white-space:pre-wrap;overflow-wrap:anywhere;background:var(--bg);border-left:4px solid var(--accent);
 padding:.75rem 1rem;border-radius:6px;margin:0 0 1.25rem}
-.field{margin:0 0 1.1rem;padding:0;border:0}
-.field>label,.field>legend{display:block;font-weight:600;margin-bottom:.2rem;padding:0}
+.field{margin:0 0 1.1rem;padding:0;border:0;min-width:0}
+.field>label:not(.choice),.field>legend{display:block;font-weight:600;margin-bottom:.2rem;padding:0}
 .req{color:var(--bad);font-weight:600;font-size:.8rem;margin-left:.4rem}
 .opt{color:var(--muted);font-weight:400;font-size:.8rem;margin-left:.4rem}
 .desc{margin:.1rem 0 .3rem;color:var(--muted);overflow-wrap:anywhere}
 .rules{margin:.1rem 0 .3rem;color:var(--muted);font-size:.85rem;overflow-wrap:anywhere}
 input[type=text],input[type=email],input[type=url],input[type=date],input[type=datetime-local],
-input[type=number],select{width:100%;max-width:30rem;padding:.45rem .55rem;font:inherit;color:inherit;
-background:var(--card);border:1px solid var(--line);border-radius:6px}
-.choice{display:block;margin:.15rem 0}.choice input{margin-right:.45rem}
-.invalid input,.invalid select{border-color:var(--bad)}
+input[type=number],input[type=password],select{width:100%;max-width:30rem;min-height:2.75rem;padding:.45rem .55rem;
+font:inherit;color:inherit;background:var(--card);border:1px solid var(--line);border-radius:6px}
+.choice{display:flex;align-items:center;gap:.6rem;min-height:2.75rem;margin:0;font-weight:400;cursor:pointer}
+.choice input{width:1.5rem;height:1.5rem;margin:0;flex:none;accent-color:var(--accent)}
+.invalid input,.invalid select{border-color:var(--bad);border-width:2px}
 .error{color:var(--bad);background:var(--badbg);border-radius:6px;padding:.3rem .6rem;margin:.35rem 0 0;
-max-width:30rem}
-.summary{color:var(--bad);background:var(--badbg);border-radius:8px;padding:.6rem .9rem;margin:0 0 1rem}
+max-width:30rem;font-weight:600}
+.summary{color:var(--bad);background:var(--badbg);border:2px solid var(--bad);border-radius:8px;
+padding:.6rem .9rem;margin:0 0 1rem}
+.summary h2{margin:0 0 .3rem;font-size:1.05rem}.summary ul{margin:0;padding-left:1.2rem}
+.summary a{color:var(--bad);font-weight:600;display:block;padding:.15rem 0}
 .notice{background:var(--warnbg);color:var(--warn);border-radius:8px;padding:.6rem .9rem;margin:0 0 1rem}
 .actions{display:flex;flex-wrap:wrap;gap:.6rem;margin-top:1.5rem}
-button{font:inherit;padding:.5rem 1.1rem;border-radius:8px;border:1px solid var(--line);
+button{font:inherit;min-height:2.75rem;padding:.5rem 1.1rem;border-radius:8px;border:1px solid var(--line);
 background:var(--card);color:var(--fg);cursor:pointer}
 button.primary{background:var(--accent);border-color:var(--accent);color:var(--accent-fg);font-weight:600}
+button.danger{border-color:var(--stop);color:var(--stop)}
 .spacer{flex:1}
+a{color:var(--accent)}
+.explain{color:var(--muted);font-size:.9rem;margin:.75rem 0 0}
 dl.answers{margin:0;display:grid;grid-template-columns:minmax(8rem,auto) 1fr;gap:.4rem 1rem}
 dl.answers .answer{display:contents}dl.answers dt{font-weight:600}
 dl.answers dd{margin:0;overflow-wrap:anywhere;white-space:pre-wrap}
-.none{color:var(--muted);font-style:italic}
+.none,.default{color:var(--muted);font-style:italic}
 .url{display:block;font:1rem/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;word-break:break-all;
 background:var(--bg);padding:.75rem 1rem;border-radius:6px}
 .url .rest{color:var(--muted)}.url .host{color:var(--fg);font-weight:700;font-size:1.1em}
-.domain{font-size:1.1rem}.domain strong{font-size:1.2rem}
+.domain{font-size:1.1rem;overflow-wrap:anywhere}.domain strong{font-size:1.2rem}
 ul.warnings{background:var(--warnbg);color:var(--warn);border-radius:8px;padding:.6rem .9rem .6rem 2rem}
+.stop{background:var(--stopbg);color:var(--stop);border:2px solid var(--stop);border-radius:8px;
+padding:.75rem 1rem;margin:0 0 1rem}.stop h2{margin:0 0 .4rem}.stop p{margin:.3rem 0}
+.confirm{margin-top:1.25rem;border-top:1px solid var(--soft);padding-top:1rem}
+.status{font-size:1.1rem;font-weight:600}.status.ok{color:var(--ok)}
+@media (max-width:40rem){main{margin:.5rem;padding:1rem;border-radius:10px}
+.asker{padding-bottom:.5rem;margin-bottom:.75rem}.kicker{font-size:.75rem}.who{font-size:1.05rem}
+.trust{font-size:.8rem;margin-top:.25rem}h1{font-size:1.2rem;margin-bottom:.75rem}
+.actions{flex-direction:column;align-items:stretch}.actions button{width:100%}.spacer{display:none}
+dl.answers{grid-template-columns:1fr;gap:.1rem}dl.answers dd{margin-bottom:.5rem}}
 """.strip()
 
 _CSS_HASH = "sha256-" + base64.b64encode(hashlib.sha256(_CSS.encode()).digest()).decode()
@@ -263,8 +287,11 @@ def read_answers(
 # ------------------------------------------------------------------------------ rendering
 
 
-def _rules(f: FormField) -> str:
-    text = "; ".join(f.constraints())
+def _rules(f: FormField, picker: bool) -> str:
+    rules = f.constraints()
+    if picker and f.format in _PICKER_WORDS:  # the browser's picker shows its own (local) format
+        rules = [_PICKER_WORDS[f.format] if r == _FORMAT_WORDS.get(f.format) else r for r in rules]
+    text = "; ".join(rules)
     return f'<p class="rules">{_e(text[:1].upper() + text[1:])}</p>' if text else ""
 
 
@@ -282,14 +309,18 @@ def _choice(kind: str, name: str, value: str, title: str, checked: bool, extra: 
 def _field_html(index: int, f: FormField, raw: list[str], error: str | None) -> str:
     """One field: label, required mark, description, rules in words, the input, and its error."""
     name = input_name(index)
-    ids = [f"{name}-rules"] + ([f"{name}-error"] if error else [])
-    common: dict[str, str | None] = {"aria-describedby": " ".join(ids)}
+    picker = bool(_INPUT_TYPES.get(f.format or "") in ("date", "datetime-local")) and f.kind is FieldKind.TEXT
+    rules_html = _rules(f, picker)
+    ids = [f"{name}-desc"] if f.description else []
+    ids += [f"{name}-rules"] if rules_html else []
+    ids += [f"{name}-error"] if error else []
+    common: dict[str, str | None] = {"aria-describedby": " ".join(ids)} if ids else {}
     if error:
         common["aria-invalid"] = "true"
     must = f.required and not f.has_default  # with a default an empty input is fine: the default fills it
-    desc = f'<p class="desc"><bdi>{_e(f.description)}</bdi></p>' if f.description else ""
-    rules = f'<div id="{name}-rules">{_rules(f)}</div>'
-    err = f'<p class="error" id="{name}-error" role="alert">{_e(error)}</p>' if error else ""
+    desc = f'<p class="desc" id="{name}-desc"><bdi>{_e(f.description)}</bdi></p>' if f.description else ""
+    rules = f'<div id="{name}-rules">{rules_html}</div>' if rules_html else ""
+    err = f'<p class="error" id="{name}-error"><bdi>{_e(error)}</bdi></p>' if error else ""
     head = f"<bdi>{_e(f.label)}</bdi>{_label_marks(f)}"
     group = f.kind in (FieldKind.MULTI, FieldKind.BOOLEAN) or (
         f.kind is FieldKind.CHOICE and len(f.options) <= _RADIO_LIMIT
@@ -298,19 +329,18 @@ def _field_html(index: int, f: FormField, raw: list[str], error: str | None) -> 
     if group and not _checkbox(f):
         body = _group_inputs(name, f, raw, must, common)
         return (
-            f'<fieldset class="{css}" data-name="{_e(f.name)}" data-kind="{f.kind.value}">'
-            f"<legend>{head}</legend>{desc}{rules}{body}{err}</fieldset>"
+            f'<fieldset class="{css}" id="{name}" tabindex="-1" data-name="{_e(f.name)}" data-kind="{f.kind.value}">'
+            f"<legend>{head}</legend>{desc}{rules}{err}{body}</fieldset>"
         )
     if _checkbox(f):
-        box = _choice("checkbox", name, "yes", "Yes", raw == ["yes"], {"id": name, **common})
-        control = box
+        control = _choice("checkbox", name, "yes", "Yes", raw == ["yes"], {"id": name, **common})
     elif f.kind is FieldKind.CHOICE:
         control = _select(name, f, raw, must, common)
     else:
         control = _text_input(name, f, raw, must, common)
     return (
         f'<div class="{css}" data-name="{_e(f.name)}" data-kind="{f.kind.value}">'
-        f'<label for="{name}">{head}</label>{desc}{rules}{control}{err}</div>'
+        f'<label for="{name}">{head}</label>{desc}{rules}{err}{control}</div>'
     )
 
 
@@ -353,24 +383,78 @@ def _text_input(name: str, f: FormField, raw: list[str], must: bool, common: dic
             if isinstance(s.get(key), (int, float)) and not isinstance(s.get(key), bool):
                 attrs[attr] = _number_text(s[key])
     else:
-        kind = _INPUT_TYPES.get(f.format or "", "text")
+        kind = "password" if f.secret else _INPUT_TYPES.get(f.format or "", "text")
         picker = {"date": _DATE, "datetime-local": _DATETIME_LOCAL}.get(kind)
         if picker is not None and value and not picker.fullmatch(value):
             kind = "text"  # a picker shows nothing for a value it cannot read: keep the text visible
         elif kind == "datetime-local":
             attrs["step"] = "1"  # allow seconds
         attrs["type"] = kind
+        if f.secret:
+            attrs["autocomplete"] = "off"
         for key, attr in (("minLength", "minlength"), ("maxLength", "maxlength")):
             if isinstance(s.get(key), int) and not isinstance(s.get(key), bool):
                 attrs[attr] = str(s[key])
         if isinstance(s.get("pattern"), str):
             # HTML anchors a pattern to the whole value; JSON Schema searches: widen it to match.
             attrs["pattern"] = f".*(?:{s['pattern']}).*"
-    attrs["value"] = value
+            if f.description:  # the browser's own bubble then says what the author wants, not "match the format"
+                attrs["title"] = f.description
+    attrs["value"] = "" if f.secret else value  # a secret is never sent back into the page
     if must:
         attrs["required"] = None
     attrs.update(common)
     return f"<input{_attrs(attrs)}>"
+
+
+def is_yes_no(fields: Sequence[FormField]) -> bool:
+    """A form that is one yes/no question: answered with one click on Yes or No, no review step."""
+    return len(fields) == 1 and fields[0].kind is FieldKind.BOOLEAN
+
+
+def _step(step: int, origin: Origin | None) -> str:
+    """Where the person is in a run of questions from one server (shown from the second one on)."""
+    if step <= 1:
+        return ""
+    done = "1 question" if step == 2 else f"{step - 1} questions"
+    return (
+        f'<p class="step" id="step"><strong>Question {step}</strong> from <bdi>{_e(asker_name(origin))}</bdi>'
+        f" · {done} answered on this page before</p>"
+    )
+
+
+def _leave_buttons(origin: Origin | None, *, novalidate: bool = True) -> tuple[str, str]:
+    """The Decline and Cancel buttons, and the sentence that says what each does."""
+    skip = " formnovalidate" if novalidate else ""
+    buttons = (
+        f'<button type="submit" name="action" value="decline"{skip}>Decline</button>'
+        f'<button type="submit" name="action" value="cancel"{skip}>Cancel</button>'
+    )
+    asker = f"<bdi>{_e(asker_name(origin))}</bdi>"
+    explain = (
+        f'<p class="explain" id="leave-help"><strong>Decline</strong> tells {asker} you will not answer.'
+        f" <strong>Cancel</strong> dismisses the question without a yes or no; {asker} may ask again.</p>"
+    )
+    return buttons, explain
+
+
+def _summary(fields: Sequence[FormField], errors: Mapping[str | None, str]) -> str:
+    """The problems in form order, each a link to its field; focused when the page loads."""
+    index = {f.name: i for i, f in enumerate(fields)}
+    items = []
+    for name, reason in sorted(errors.items(), key=lambda e: index.get(e[0], -1) if e[0] else -1):
+        if name in index:
+            label = fields[index[name]].label
+            items.append(
+                f'<li><a href="#{input_name(index[name])}"><bdi>{_e(label)}</bdi>: <bdi>{_e(reason)}</bdi></a></li>'
+            )
+        else:
+            items.append(f"<li><bdi>{_e(reason)}</bdi></li>")
+    count = "1 answer needs" if len(items) == 1 else f"{len(items)} answers need"
+    return (
+        '<div class="summary" id="summary" role="alert" tabindex="-1" autofocus aria-labelledby="summary-title">'
+        f'<h2 id="summary-title">{count} a change</h2><ul>{"".join(items)}</ul></div>'
+    )
 
 
 def form_page(
@@ -384,35 +468,45 @@ def form_page(
     csrf: str,
     title: str | None = None,
     notice: str | None = None,
+    step: int = 1,
 ) -> str:
     """The form: who asks, the message, each field as the person left it with its error, and the buttons.
 
     ``raw`` holds each field's inputs as the browser sent them (or :func:`initial_raw`),
     ``errors`` the problems by field name (None: the form as a whole), ``action`` the URL the
-    form posts to and ``csrf`` the secret it posts back; ``title`` is the schema's title.
+    form posts to and ``csrf`` the secret it posts back; ``title`` is the schema's title;
+    ``step`` the question's place in a run of questions shown in the same tab. A form that is
+    one yes/no question (:func:`is_yes_no`) gets Yes and No buttons that answer at once.
     """
     heading = f"<h2><bdi>{_e(title)}</bdi></h2>" if title else ""
-    summary = ""
-    if errors:
-        labels = {f.name: f.label for f in fields}
-        items = "".join(
-            f"<li><bdi>{_e(labels.get(name, 'The form') if name else 'The form')}</bdi>: {_e(reason)}</li>"
-            for name, reason in errors.items()
+    summary = _summary(fields, errors) if errors else ""
+    notice_html = f'<p class="notice" role="status">{_e(notice)}</p>' if notice else ""
+    leave, explain = _leave_buttons(origin)
+    if is_yes_no(fields):
+        f = fields[0]
+        desc = f'<p class="desc" id="f0-desc"><bdi>{_e(f.description)}</bdi></p>' if f.description else ""
+        inputs = (
+            f'<div class="field" data-name="{_e(f.name)}" data-kind="yesno">'
+            f'<p class="who" id="f0"><bdi>{_e(f.label)}</bdi></p>{desc}</div>'
         )
-        summary = f'<div class="summary" role="alert"><strong>Please correct this:</strong><ul>{items}</ul></div>'
-    notice_html = f'<p class="notice">{_e(notice)}</p>' if notice else ""
-    inputs = "".join(_field_html(i, f, raw.get(f.name, []), errors.get(f.name)) for i, f in enumerate(fields))
+        asker = f"<bdi>{_e(asker_name(origin))}</bdi>"
+        main_buttons = (
+            '<button type="submit" class="primary" name="action" value="yes" aria-describedby="f0">Yes</button>'
+            '<button type="submit" class="primary" name="action" value="no" aria-describedby="f0">No</button>'
+        )
+        explain = f'<p class="explain">Yes or No goes to {asker} at once.</p>' + explain
+    else:
+        inputs = "".join(_field_html(i, f, raw.get(f.name, []), errors.get(f.name)) for i, f in enumerate(fields))
+        main_buttons = '<button type="submit" class="primary" name="action" value="review">Review answers</button>'
     body = (
-        f"{_asker(origin)}<h1>Question</h1>"
+        f"{_asker(origin)}{_step(step, origin)}<h1>Question</h1>"
         f'<div class="message" id="message">{_e(message)}</div>'
         f'{notice_html}{summary}<form method="post" action="{_e(action)}" id="answer">'
         f'<input type="hidden" name="csrf" value="{_e(csrf)}">{heading}{inputs}'
-        '<div class="actions"><button type="submit" class="primary" name="action" value="review">Review answers'
-        '</button><span class="spacer"></span>'
-        '<button type="submit" name="action" value="decline" formnovalidate>Decline</button>'
-        '<button type="submit" name="action" value="cancel" formnovalidate>Cancel</button></div></form>'
+        f'<div class="actions">{main_buttons}<span class="spacer"></span>{leave}</div>{explain}</form>'
     )
-    return _document(f"Question from {asker_name(origin)}", "form", body)
+    prefix = "Fix your answers: " if errors else ""
+    return _document(f"{prefix}Question from {asker_name(origin)}", "form", body)
 
 
 def review_page(
@@ -424,33 +518,43 @@ def review_page(
     action: str,
     csrf: str,
     review_id: str,
+    defaulted: frozenset[str] = frozenset(),
+    step: int = 1,
+    notice: str | None = None,
 ) -> str:
     """The checked answer (``content``, defaults filled in) to send, change, decline or cancel.
 
     ``review_id`` goes back with "Send", so a stale review page cannot send answers that
-    changed since it was shown.
+    changed since it was shown; ``defaulted`` names the fields left empty that the schema's
+    default filled, marked "(default)"; a secret is shown as dots.
     """
     rows = []
     for f in fields:
         if f.name in content:
             shown = f.display(content[f.name])
-            value = f"<bdi>{_e(shown)}</bdi>" if shown else '<span class="none">(empty)</span>'
+            if f.secret and shown:
+                value = '<span aria-label="hidden">••••••••</span> <span class="default">(hidden)</span>'
+            else:
+                value = f"<bdi>{_e(shown)}</bdi>" if shown else '<span class="none">(empty)</span>'
+            if f.name in defaulted:
+                value += ' <span class="default">(default)</span>'
         else:
             value = '<span class="none">(no answer)</span>'
         rows.append(
             f'<div class="answer" data-name="{_e(f.name)}"><dt><bdi>{_e(f.label)}</bdi></dt><dd>{value}</dd></div>'
         )
+    leave, explain = _leave_buttons(origin, novalidate=False)
     body = (
-        f"{_asker(origin)}<h1>Check your answers</h1>"
+        f"{_asker(origin)}{_step(step, origin)}<h1>Check your answers</h1>"
         f'<div class="message" id="message">{_e(message)}</div>'
-        f'<dl class="answers">{"".join(rows)}</dl>'
+        + (f'<p class="notice" role="status">{_e(notice)}</p>' if notice else "")
+        + f'<dl class="answers">{"".join(rows)}</dl>'
         f'<form method="post" action="{_e(action)}" id="review">'
         f'<input type="hidden" name="csrf" value="{_e(csrf)}">'
         f'<input type="hidden" name="review" value="{_e(review_id)}">'
         '<div class="actions"><button type="submit" class="primary" name="action" value="send">Send</button>'
-        '<button type="submit" name="action" value="change">Change</button><span class="spacer"></span>'
-        '<button type="submit" name="action" value="decline">Decline</button>'
-        '<button type="submit" name="action" value="cancel">Cancel</button></div></form>'
+        f'<button type="submit" name="action" value="change">Change</button><span class="spacer"></span>{leave}</div>'
+        f"{explain}</form>"
     )
     return _document(f"Check your answers for {asker_name(origin)}", "review", body)
 
@@ -462,8 +566,20 @@ def openable(url: str, facts: UrlAssessment) -> bool:
     return not any(ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cn", "Cs") for ch in url)
 
 
-def url_page(*, message: str, origin: Origin | None, url: str, action: str, csrf: str) -> str:
-    """The consent page of a URL question: the full address with its host set apart, the domain, the warnings."""
+def confirmed_domain(typed: str, facts: UrlAssessment) -> bool:
+    """Whether ``typed`` is the look-alike domain's real (ASCII) name, as the stop step asks."""
+    return typed.strip().rstrip(".").lower() == facts.host.lower()
+
+
+def url_page(
+    *, message: str, origin: Origin | None, url: str, action: str, csrf: str, problem: str | None = None
+) -> str:
+    """The consent page of a URL question: the full address with its host set apart, the domain, the warnings.
+
+    A look-alike domain (:attr:`UrlAssessment.lookalike`) stops: Decline becomes the main
+    button, the foreign letters are named, and opening takes typing the domain's real name.
+    ``problem`` says why the last try did not open it.
+    """
     facts = assess_url(url)
     before, host, after = facts.parts
     shown_url = (
@@ -477,54 +593,142 @@ def url_page(*, message: str, origin: Origin | None, url: str, action: str, csrf
     if facts.warnings:
         items = "".join(f"<li>{_e(w)}</li>" for w in facts.warnings)
         warnings = f'<ul class="warnings" id="warnings">{items}</ul>'
-    if openable(url, facts):
-        open_button = (
+    problem_html = f'<p class="error" id="problem" role="alert">{_e(problem)}</p>' if problem else ""
+    stop = confirm = ""
+    can_open = openable(url, facts)
+    lookalike = facts.lookalike and can_open
+    if lookalike:
+        letters = facts.foreign_words()
+        stop = (
+            '<div class="stop" id="stop"><h2>Stop: this domain may be pretending</h2>'
+            f"<p>Its real name is <strong><bdi>{_e(facts.host)}</bdi></strong>, but it is written to look like"
+            f" <strong><bdi>{_e(facts.display_host)}</bdi></strong>.</p>"
+            + (f"<p>{_e(letters[:1].upper() + letters[1:])}.</p>" if letters else "")
+            + "<p>If you did not expect exactly this address, decline.</p></div>"
+        )
+        # Its own form: Enter in the box presses "Open anyway", never the Decline above it.
+        confirm = (
+            f'<form method="post" action="{_e(action)}" class="confirm" id="confirm-form">'
+            f'<input type="hidden" name="csrf" value="{_e(csrf)}">'
+            '<label for="confirm"><strong>To open it anyway</strong>, type its real name:'
+            f" <code><bdi>{_e(facts.host)}</bdi></code></label>"
+            '<input type="text" id="confirm" name="confirm" autocomplete="off" spellcheck="false"'
+            ' autocapitalize="none" aria-describedby="stop">'
+            '<div class="actions"><button type="submit" class="danger" name="action" value="open" id="open">'
+            "Open anyway</button></div></form>"
+        )
+        buttons = (
+            '<button type="submit" class="primary" name="action" value="decline">Decline</button>'
+            '<button type="submit" name="action" value="cancel">Cancel</button>'
+        )
+    elif can_open:
+        buttons = (
             '<button type="submit" class="primary" name="action" value="open" id="open">'
-            f"Open <bdi>{_e(facts.host)}</bdi></button>"
+            f'Open <bdi>{_e(facts.host)}</bdi></button><span class="spacer"></span>'
+            '<button type="submit" name="action" value="decline">Decline</button>'
+            '<button type="submit" name="action" value="cancel">Cancel</button>'
         )
     else:
-        open_button = ""
         warnings += '<p class="notice">This address cannot be opened from here; you can only decline.</p>'
+        buttons = (
+            '<button type="submit" class="primary" name="action" value="decline">Decline</button>'
+            '<button type="submit" name="action" value="cancel">Cancel</button>'
+        )
     asker = asker_name(origin)
+    _, explain = _leave_buttons(origin)
     body = (
         f"{_asker(origin)}<h1>Open a web page?</h1>"
         f'<div class="message" id="message">{_e(message)}</div>'
-        f"<p>The server wants you to go to:</p>{shown_url}"
+        f"{problem_html}{stop}<p>The server wants you to go to:</p>{shown_url}"
         f'<p class="domain" id="domain">Domain: {domain}</p>{warnings}'
         f"<p>What you do on that page does not pass through this client; <bdi>{_e(asker)}</bdi>"
         " may learn the outcome from the site.</p>"
         f'<form method="post" action="{_e(action)}" id="consent">'
         f'<input type="hidden" name="csrf" value="{_e(csrf)}">'
-        f'<div class="actions">{open_button}<span class="spacer"></span>'
-        '<button type="submit" name="action" value="decline">Decline</button>'
-        '<button type="submit" name="action" value="cancel">Cancel</button></div></form>'
+        f'<div class="actions">{buttons}</div>{explain}</form>{confirm}'
     )
-    return _document(f"{asker} asks you to open a web page", "url", body)
+    title = (
+        f"Careful: {asker} asks you to open a look-alike address"
+        if lookalike
+        else f"{asker} asks you to open a web page"
+    )
+    return _document(title, "url", body)
 
 
-def done_page(origin: Origin | None, outcome: Outcome) -> str:
-    """The last page of a question: what was sent to whom."""
+_DONE_TITLES = {"sent": "Answer sent", "declined": "Declined", "cancelled": "Cancelled"}
+
+
+def _still_link(what: str) -> str:
+    """The way to stop a page that updates itself (WCAG 2.2.1: a person can turn the timing off)."""
+    return f' <a href="?still=1" id="still">Stop {what}</a>.'
+
+
+def done_page(origin: Origin | None, outcome: Outcome, *, follow: bool = False, step: int = 1) -> str:
+    """The last page of a question: what was sent to whom.
+
+    ``follow``: the page is served with a ``Refresh`` header (:data:`FOLLOW_EVERY` seconds)
+    for a while, so the same server's next question shows up in this tab instead of a new one;
+    it says so and offers to stop.
+    """
     asker = _e(asker_name(origin))
     text = {
         "sent": f"Your answers were sent to <bdi>{asker}</bdi>.",
-        "declined": f"You declined; <bdi>{asker}</bdi> was told no.",
+        "declined": f"You declined; <bdi>{asker}</bdi> was told you will not answer.",
         "cancelled": f"You cancelled; <bdi>{asker}</bdi> was told the question was dismissed.",
     }[outcome]
-    body = f'<h1 id="outcome" data-outcome="{outcome}">Done</h1><p>{text}</p><p>You can close this tab.</p>'
-    return _document("Done", "done", body)
-
-
-def opening_page(url: str, facts: UrlAssessment) -> str:
-    """After consent: go on to ``url`` (serve it with ``Referrer-Policy: no-referrer``)."""
+    then = (
+        f'<p class="explain">If <bdi>{asker}</bdi> has another question it appears here; this page checks every'
+        f" {FOLLOW_EVERY} seconds for a little while.{_still_link('checking')}</p>"
+        if follow
+        else "<p>You can close this tab.</p>"
+    )
     body = (
-        f"<h1>Opening <bdi>{_e(facts.host)}</bdi>…</h1>"
-        f'<p>If nothing happens, <a href="{_e(url)}" rel="noreferrer noopener">continue to {_e(url)}</a>.</p>'
-        "<p>This question is closed; the client has told the server you agreed.</p>"
+        f"{_asker(origin)}{_step(step, origin)}"
+        f'<h1 id="outcome" data-outcome="{outcome}">{_DONE_TITLES[outcome]}</h1><p>{text}</p>{then}'
     )
-    # Navigate with a meta refresh rather than a redirect: form-action 'self' also covers redirects.
-    return _document(f"Opening {facts.host}", "opening", body).replace(
-        "<title>", f'<meta http-equiv="refresh" content="0;url={_e(url)}"><title>', 1
+    return _document(_DONE_TITLES[outcome], "done", body)
+
+
+#: How a URL question stands after the person agreed to open it (see :func:`waiting_page`).
+WaitState = Literal["waiting", "completed", "timeout", "no-notice", "gone"]
+
+#: Seconds between the self-reloads (``Refresh`` header) of a waiting or following page.
+FOLLOW_EVERY = 2
+
+
+def waiting_page(origin: Origin | None, url: str, state: WaitState, *, updating: bool = True) -> str:
+    """After consent: waiting for the server to confirm the person finished at ``url``.
+
+    While ``state`` is "waiting" and ``updating``, serve it with a ``Refresh`` header of
+    :data:`FOLLOW_EVERY` seconds: it then updates itself, with no script; it offers to stop.
+    """
+    facts = assess_url(url)
+    asker = f"<bdi>{_e(asker_name(origin))}</bdi>"
+    domain = f"<bdi>{_e(facts.display_host or facts.host)}</bdi>"
+    link = f'<a href="{_e(url)}" rel="noreferrer noopener" target="_blank">open <bdi>{_e(facts.host)}</bdi> again</a>'
+    status = {
+        "waiting": (f"Waiting for {asker} to confirm you finished at {domain}…", ""),
+        "completed": (f"{asker} confirms you finished at {domain}.", " ok"),
+        "timeout": (f"No word from {asker} about {domain}; this page stopped waiting.", ""),
+        "no-notice": (f"{asker} carries on when you are done at {domain}.", ""),
+        "gone": (f"The connection to {asker} is gone.", ""),
+    }[state]
+    if state != "waiting":
+        more = "<p>You can close this tab.</p>"
+    elif updating:
+        more = (
+            f"<p>It opened in a new tab or window: finish there. Lost it? {link}.</p>"
+            f'<p class="explain">This page checks every {FOLLOW_EVERY} seconds.{_still_link("checking")}</p>'
+        )
+    else:
+        more = f'<p>It opened in a new tab or window: finish there. Lost it? {link}. <a href="?">Check now</a>.</p>'
+
+    titles = {"waiting": "Waiting…", "completed": "Finished", "timeout": "Stopped waiting"}
+    body = (
+        f'{_asker(origin)}<h1 id="outcome" data-outcome="opened" data-state="{state}">You agreed to open {domain}</h1>'
+        f'<p class="status{status[1]}" id="status" role="status">{status[0]}</p>{more}'
     )
+    return _document(titles.get(state, "Opened"), "waiting", body)
 
 
 def error_page(status: int, title: str, text: str) -> str:

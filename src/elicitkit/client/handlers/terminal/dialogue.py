@@ -25,6 +25,8 @@ __all__ = [
     "CONSENT_AGAIN",
     "CONSENT_PROMPT",
     "HELP",
+    "MASK",
+    "YES_NO_HOW",
     "Back",
     "Change",
     "Fragments",
@@ -45,6 +47,7 @@ __all__ = [
     "parse",
     "pick",
     "read_consent",
+    "read_domain",
     "read_field_answer",
     "read_review_answer",
     "report_line",
@@ -58,23 +61,25 @@ __all__ = [
 Fragments = list[tuple[str, str]]
 
 _YES = frozenset({"y", "yes", "o", "open"})
-_NO = frozenset({"n", "no", "d", "decline", ":decline"})
-_CANCEL = frozenset({"c", "cancel", ":cancel"})
-_SEND = frozenset({"", "s", "send", ":send"})
+_NO = frozenset({"n", "no", "d", "decline", ":decline", ":d"})
+_CANCEL = frozenset({"c", "cancel", ":cancel", ":c"})
+_SEND = frozenset({"s", "send", ":send", ":s"})  # never Enter alone: sending is a choice, not a default
 # Characters a server could use to redraw or reorder what the person reads.
 _BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 ARROW = " \u203a "  # the prompt's arrow
 
 HELP = (
     "Enter alone keeps the answer in [brackets] · :back previous question · :clear no answer · "
-    ":decline say no · :cancel or Esc or Ctrl-C dismiss"
+    ":decline refuse to answer · :cancel (or Esc, Ctrl-C) dismiss · :help this line"
 )
 CONSENT_PROMPT: Fragments = [
     ("class:label", "Open it in your browser?"),
-    ("class:hint", " (y/n)"),
+    ("class:hint", " [y open · :decline · :cancel]"),
     ("class:arrow", ARROW),
 ]
-CONSENT_AGAIN = "answer y to open the page, n to decline, or Esc to dismiss the question"
+CONSENT_AGAIN = "type y to open the page, :decline to refuse, or :cancel (Esc) to dismiss the question"
+YES_NO_HOW = "y or n sends that answer at once · :decline · :cancel"
+MASK = "••••••••"
 
 
 class Stop(Exception):
@@ -224,8 +229,7 @@ def read_field_answer(
             return Problem(str(exc))
     problems = field.problems(value)
     if problems:
-        rules = [clean(rule, lines=False) for rule in field.constraints()]
-        return Problem("; ".join(problems) + (f" (wanted: {', '.join(rules)})" if rules else ""))
+        return Problem(" ".join(problems))  # plain words already say what is wanted
     return Value(value)
 
 
@@ -238,11 +242,21 @@ def read_review_answer(fields: Sequence[FormField], text: str) -> Send | Change 
         raise Stop("decline", text)
     if key in _CANCEL:
         raise Stop("cancel", text)
-    field = pick(fields, text)
+    field = pick(fields, text) if text else None
     if field is None:
-        numbers = f"a number from 1 to {len(fields)} to change an answer, " if fields else ""
-        return Problem(f"type {numbers}s to send, d to decline or c to cancel")
+        numbers = f"{'1' if len(fields) == 1 else f'1 to {len(fields)}'} changes an answer · " if fields else ""
+        return Problem(f"nothing is sent until you type s · {numbers}:decline · :cancel")
     return Change(fields.index(field))
+
+
+def read_domain(text: str, host: str) -> bool:
+    """At a look-alike's stop: True when ``text`` is the domain's real (ASCII) name; raises :class:`Stop` to leave."""
+    key = text.strip().lower()
+    if key in _NO:
+        raise Stop("decline", text.strip())
+    if key in _CANCEL:
+        raise Stop("cancel", text.strip())
+    return key.rstrip(".") == host.lower()
 
 
 def read_consent(text: str) -> bool:
@@ -281,6 +295,7 @@ def field_rules(field: FormField) -> list[str]:
 def option_marks(field: FormField, current: Any) -> list[tuple[str, str, bool]]:
     """Each option as (line start with its mark and number, title, chosen now)."""
     lines = []
+    width = len(str(len(field.options)))  # "10)" lines up under " 9)"
     for number, option in enumerate(field.options, 1):
         if field.kind is FieldKind.MULTI:
             chosen = isinstance(current, list) and option.value in current
@@ -288,7 +303,7 @@ def option_marks(field: FormField, current: Any) -> list[tuple[str, str, bool]]:
         else:
             chosen = option.value == current
             mark = "(•)" if chosen else "( )"
-        lines.append((f"   {mark} {number}) ", clean(option.title, lines=False), chosen))
+        lines.append((f"   {mark} {number:>{width}}) ", clean(option.title, lines=False), chosen))
     return lines
 
 
@@ -305,7 +320,7 @@ def field_prompt(field: FormField, current: Any) -> Fragments:
     if field.kind is FieldKind.BOOLEAN:
         parts.append(("class:hint", " (y/n)"))
     if current is not None:
-        shown = "none" if current == [] else field.display(current)
+        shown = "none" if current == [] else (MASK if field.secret else field.display(current))
         parts.append(("class:hint", f" [{clean(shown, lines=False)}]"))
     elif not field.required:
         parts.append(("class:hint", " [skip]"))
@@ -316,10 +331,10 @@ def field_prompt(field: FormField, current: Any) -> Fragments:
 def review_prompt(count: int) -> Fragments:
     """The prompt under the review table of a form with ``count`` fields."""
     numbers = "1" if count == 1 else f"1-{count}"
-    choices = f"{numbers} change an answer · " if count else ""
+    choices = f" · {numbers} change an answer" if count else ""
     return [
         ("class:label", "Send?"),
-        ("class:hint", f" [Enter or s send · {choices}d decline · c cancel]"),
+        ("class:hint", f" [s send{choices} · :decline · :cancel]"),
         ("class:arrow", ARROW),
     ]
 
@@ -345,7 +360,7 @@ def review_rows(
         if value is None:
             answer = "(default: " + clean(field.display(field.default)) + ")" if field.has_default else "—"
         else:
-            answer = clean(field.display(value))
+            answer = MASK if field.secret else clean(field.display(value))
         rows.append(
             ReviewRow(
                 str(number),
@@ -358,11 +373,19 @@ def review_rows(
     return rows
 
 
-def stopped_line(origin: Origin | None, stop: Stop) -> str:
-    """What the person is told after declining or dismissing a question."""
+def stopped_line(origin: Origin | None, stop: Stop, *, url: bool = False) -> str:
+    """What the person is told after declining or dismissing a question.
+
+    For a URL question it says only what surely happened (nothing was opened): a URL that
+    came with a -32042 error is answered by retrying the call, not by a reply the server reads.
+    """
+    how = clean(stop.how, lines=False)
+    if url:
+        word = "Declined" if stop.action == "decline" else f"Cancelled ({how})"
+        return f"✗ {word}: nothing was opened."
     if stop.action == "decline":
-        return f"✗ Declined: {who(origin)} is told you said no."
-    return f"✗ Cancelled ({clean(stop.how, lines=False)}): {who(origin)} is told you dismissed it."
+        return f"✗ Declined: {who(origin)} is told you will not answer."
+    return f"✗ Cancelled ({how}): {who(origin)} is told you dismissed it."
 
 
 def report_line(outcome: str, server: str, domain: str) -> tuple[str, str]:
@@ -371,6 +394,8 @@ def report_line(outcome: str, server: str, domain: str) -> tuple[str, str]:
         return f"✓ completed: {server} confirms you finished at {domain}.", "green"
     if outcome == "key":
         return f"Stopped waiting for {server}; it carries on when you finish at {domain}.", "dim"
+    if outcome == "retry":
+        return f"Marked as finished at {domain}: a call waiting on it is retried now.", "dim"
     if outcome == "timeout":
         return f"No word from {server} about {domain} yet; stopped waiting.", "yellow"
     return f"Stopped waiting for {server}: the connection is gone.", "yellow"

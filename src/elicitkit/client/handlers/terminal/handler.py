@@ -34,28 +34,40 @@ from prompt_toolkit.completion import DummyCompleter
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 from rich.console import Console
+from rich.text import Text
 
-from elicitkit.client.handlers.fields import FieldKind, FormField, answer_content, check_form, form_fields
+from elicitkit.client.handlers.fields import (
+    FieldError,
+    FieldKind,
+    FormField,
+    answer_content,
+    check_form,
+    form_fields,
+)
 from elicitkit.client.handlers.terminal.dialogue import (
+    ARROW,
     CONSENT_AGAIN,
     CONSENT_PROMPT,
     HELP,
+    YES_NO_HOW,
     Back,
     Change,
     Problem,
     ShowHelp,
     Stop,
     clean,
+    command,
     field_completions,
     field_prompt,
     read_consent,
+    read_domain,
     read_field_answer,
     read_review_answer,
     review_prompt,
     stopped_line,
     who,
 )
-from elicitkit.client.handlers.terminal.reader import Reader, completer, in_daemon_thread, make_reader
+from elicitkit.client.handlers.terminal.reader import LineReader, Reader, completer, in_daemon_thread, make_reader
 from elicitkit.client.handlers.terminal.view import View
 from elicitkit.client.handlers.terminal.waiting import Screen, Watch, wait_for_completion
 from elicitkit.client.handlers.urls import assess_url
@@ -103,7 +115,9 @@ class TerminalHandler:
         self._input = input
         self._output = output
         stream = output if output is not None and not isinstance(output, Output) else None
-        self.console = console if console is not None else Console(file=stream, highlight=False)
+        # plain=True: no styles at all, even on a terminal (screen readers, transcripts, dumb terminals).
+        styles: dict[str, Any] = {"color_system": None} if plain else {}
+        self.console = console if console is not None else Console(file=stream, highlight=False, **styles)
         self._view = View(self.console)
         self.open_url: OpenUrl = open_url if open_url is not None else webbrowser.open
         self.completion_timeout = completion_timeout
@@ -155,7 +169,7 @@ class TerminalHandler:
                         return await self._ask_url(reader, request)
                     return await self._ask_form(reader, request)
                 except Stop as stop:
-                    return self._stopped(request.origin, stop)
+                    return self._stopped(request.origin, stop, url=isinstance(request, UrlRequest))
                 except asyncio.CancelledError:
                     self._view.withdrawn(request.origin)
                     raise
@@ -163,6 +177,7 @@ class TerminalHandler:
     def _get_reader(self) -> Reader:
         if self._reader is None:
             self._reader = make_reader(self._input, self._output, self.console, self.plain)
+            self._view.plain = isinstance(self._reader, LineReader)  # plain lines in: plain lines out
         return self._reader
 
     def _get_screen(self) -> Screen:
@@ -174,8 +189,8 @@ class TerminalHandler:
             self._screen, self._spinner, self._loop = Screen(), asyncio.Lock(), loop
         return self._screen
 
-    def _stopped(self, origin: Origin | None, stop: Stop) -> ElicitationResult[Any]:
-        self._view.say(stopped_line(origin, stop), "yellow")
+    def _stopped(self, origin: Origin | None, stop: Stop, *, url: bool = False) -> ElicitationResult[Any]:
+        self._view.say(stopped_line(origin, stop, url=url), "yellow")
         return ElicitationResult.decline() if stop.action == "decline" else ElicitationResult.cancel()
 
     # -- forms ----------------------------------------------------------------------------
@@ -185,6 +200,8 @@ class TerminalHandler:
         fields = form_fields(schema)
         title = schema.get("title")
         self._view.header(request.origin, request.message, title if isinstance(title, str) else None)
+        if len(fields) == 1 and fields[0].kind is FieldKind.BOOLEAN:
+            return await self._ask_yes_no(reader, request, fields[0])
         self._view.say(HELP, "dim")
         values: dict[str, Any] = {f.name: f.default if f.has_default else None for f in fields}
         index = 0
@@ -192,6 +209,33 @@ class TerminalHandler:
             moved_back = await self._ask_field(reader, fields, index, values)
             index = max(0, index - 1) if moved_back else index + 1
         return await self._review(reader, request, fields, values)
+
+    async def _ask_yes_no(self, reader: Reader, request: FormRequest, field: FormField) -> ElicitationResult[Any]:
+        """A one-question yes/no: y or n is the answer and sends it; no review step to click through."""
+        if field.description:
+            self._view.indented(Text(clean(field.description), "italic"))
+        self._view.say(YES_NO_HOW, "dim")
+        prompt = [("class:label", clean(field.label, lines=False)), ("class:hint", " [y/n]"), ("class:arrow", ARROW)]
+        while True:
+            text = await reader.read(prompt, completer(["yes", "no"]))
+            if command(text) == "help":
+                self._view.say(HELP, "dim")
+                continue
+            try:
+                value = field.parse(text) if text.strip() else None
+            except FieldError as exc:
+                self._view.problem(str(exc))
+                continue
+            if value is None:
+                self._view.problem("Answer y or n (nothing is sent until you do).")
+                continue
+            try:
+                content = answer_content(request.requested_schema, {field.name: value})
+            except InvalidAnswer as exc:
+                self._view.problem(exc.reason)
+                continue
+            self._view.say(f"✓ Sent {'yes' if value else 'no'} to {who(request.origin)}.", "green")
+            return ElicitationResult.accept(content)
 
     async def _ask_field(
         self, reader: Reader, fields: list[FormField], index: int, values: dict[str, Any], *, review: bool = False
@@ -202,7 +246,7 @@ class TerminalHandler:
         self._view.field(field, index, len(fields), current)
         tab = completer(field_completions(field), field.kind is FieldKind.MULTI)
         while True:
-            text = await reader.read(field_prompt(field, current), tab)
+            text = await reader.read(field_prompt(field, current), tab, secret=field.secret)
             step = read_field_answer(field, text, current, can_go_back=index != 0 or review)
             if isinstance(step, Back):
                 return True
@@ -254,6 +298,11 @@ class TerminalHandler:
         self._view.url(facts)
         while not read_consent((await reader.read(CONSENT_PROMPT, completer(["yes", "no"]))).strip()):
             self._view.problem(CONSENT_AGAIN)
+        if facts.lookalike:  # stop and confirm: a yes is not enough for a domain that imitates another
+            self._view.say(f"To open it anyway, type its real name, {clean(facts.host, lines=False)}:", "bold")
+            prompt = [("class:label", "Domain"), ("class:hint", " [or :decline]"), ("class:arrow", ARROW)]
+            while not read_domain(await reader.read(prompt, DummyCompleter()), facts.host):
+                self._view.problem("That is not its real name; nothing was opened. Type it exactly, or :decline.")
         opened, why = await self._open(request.url)
         if opened:
             self._view.say("✓ Opened in your browser.", "green")

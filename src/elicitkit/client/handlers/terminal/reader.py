@@ -13,7 +13,7 @@ import contextlib
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol, TextIO, TypeVar
 
 from prompt_toolkit import PromptSession
@@ -29,7 +29,7 @@ from prompt_toolkit.styles import Style
 from rich.console import Console
 from rich.text import Text
 
-from elicitkit.client.handlers.terminal.dialogue import Fragments, Stop, clean
+from elicitkit.client.handlers.terminal.dialogue import MASK, Fragments, Stop, clean
 
 __all__ = [
     "LineReader",
@@ -44,7 +44,9 @@ __all__ = [
 
 T = TypeVar("T")
 
-_STYLE = Style.from_dict({"label": "bold", "hint": "#888888", "arrow": "#5f87ff bold"})
+# No fixed colours: a grey picked for a dark terminal is unreadable on a light one. Hints are
+# the terminal's own foreground in italics, so they keep whatever contrast the person chose.
+_STYLE = Style.from_dict({"label": "bold", "hint": "italic", "arrow": "bold"})
 
 
 def isatty(stream: object) -> bool:
@@ -91,7 +93,7 @@ class Reader(Protocol):
 
     def holding(self) -> contextlib.AbstractContextManager[Any]: ...
 
-    async def read(self, message: Fragments, completer: Completer) -> str: ...
+    async def read(self, message: Fragments, completer: Completer, *, secret: bool = False) -> str: ...
 
 
 class PromptReader:
@@ -130,9 +132,9 @@ class PromptReader:
         # Raw mode for the whole question: Ctrl-C between two prompts is a key, not SIGINT.
         return self._keys.raw_mode()
 
-    async def read(self, message: Fragments, completer: Completer) -> str:
+    async def read(self, message: Fragments, completer: Completer, *, secret: bool = False) -> str:
         try:
-            return await self.session.prompt_async(FormattedText(message), completer=completer)
+            return await self.session.prompt_async(FormattedText(message), completer=completer, is_password=secret)
         except KeyboardInterrupt:
             raise Stop("cancel", "Ctrl-C") from None
         except EOFError:
@@ -155,15 +157,18 @@ class LineReader:
     def holding(self) -> contextlib.AbstractContextManager[Any]:
         return contextlib.nullcontext()
 
-    async def read(self, message: Fragments, completer: Completer) -> str:
+    async def read(self, message: Fragments, completer: Completer, *, secret: bool = False) -> str:
         self.console.print(Text("".join(fragment[1] for fragment in message)), end="")
-        line = await self._readline()
+        with _no_echo(self.stream) if secret and not self.echo else contextlib.nullcontext():
+            line = await self._readline()
+        if secret and not self.echo:
+            self.console.print()  # the Enter that was not echoed
         if line == "":
             self.console.print()
             raise Stop("cancel", "end of input")
         line = line.rstrip("\r\n")
         if self.echo:
-            self.console.print(Text(clean(line, lines=False)))
+            self.console.print(Text(MASK if secret and line else clean(line, lines=False)))
         if "\x1b" in line:
             raise Stop("cancel", "Esc")
         return line
@@ -196,6 +201,26 @@ class LineReader:
             self.console.print()
             raise Stop("cancel", "Ctrl-C")
         return pending.result()
+
+
+@contextlib.contextmanager
+def _no_echo(stream: TextIO) -> Iterator[None]:
+    """A terminal that does not show what is typed (a secret on a plain-lines terminal)."""
+    try:
+        import termios
+
+        fd = stream.fileno()
+        saved = termios.tcgetattr(fd)
+    except (ImportError, OSError, ValueError):
+        yield
+        return
+    quiet = list(saved)
+    quiet[3] &= ~termios.ECHO
+    termios.tcsetattr(fd, termios.TCSADRAIN, quiet)
+    try:
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
 
 
 class OptionCompleter(Completer):

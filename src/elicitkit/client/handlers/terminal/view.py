@@ -28,8 +28,9 @@ __all__ = ["View"]
 class View:
     """Draws the form's pieces on ``console``; every server string arrives here already cleaned or is cleaned here."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, plain: bool = False) -> None:
         self.console = console
+        self.plain = plain  # lines only: no panel, no table (pipes, transcripts, screen readers)
 
     def header(self, origin: Origin | None, message: str, title: str | None = None) -> None:
         """The question in a panel titled with the asker, with the server's name, version and command."""
@@ -50,6 +51,11 @@ class View:
         body += [Text(""), server]
         heading = Text.assemble(("Question from ", ""), (who(origin), "bold"))
         self.console.print()
+        if self.plain:
+            self.console.print(heading)
+            for line in body:
+                self.console.print(line)
+            return
         self.console.print(Panel(Group(*body), title=heading, title_align="left", border_style="cyan"))
 
     def say(self, text: str, style: str = "") -> None:
@@ -86,6 +92,9 @@ class View:
 
     def review(self, fields: Sequence[FormField], values: dict[str, Any], problems: dict[str | None, str]) -> None:
         """The answers so far in a table, with a problem column when some do not fit."""
+        if self.plain:
+            self._review_lines(fields, values, problems)
+            return
         table = Table(title="Your answers", title_justify="left", show_edge=False, pad_edge=False)
         table.add_column("#", justify="right", style="dim")
         table.add_column("question")
@@ -108,6 +117,19 @@ class View:
         if None in problems:
             self.problem(problems[None])
 
+    def _review_lines(
+        self, fields: Sequence[FormField], values: dict[str, Any], problems: dict[str | None, str]
+    ) -> None:
+        self.console.print()
+        self.console.print(Text("Your answers:" if fields else "There is nothing to fill in; send to agree."))
+        for row in review_rows(fields, values, problems):
+            line = Text(f"  {row.number}. {row.question}: {row.answer}")
+            if row.problem:
+                line.append(f"  ✗ {row.problem}", "red")
+            self.console.print(line)
+        if None in problems:
+            self.problem(problems[None])
+
     def url(self, facts: UrlAssessment) -> None:
         """The full URL on one copyable line with its host set apart, the domain, and every warning."""
         before, host, after = facts.parts
@@ -118,10 +140,14 @@ class View:
         self.console.print(Text("This question is answered on a web page:"))
         self.console.print(line, soft_wrap=True)  # one unbroken line: copyable
         domain = Text("   domain: ")
-        domain.append(clean(facts.display_host or facts.host or "(none)", lines=False), "bold")
-        if facts.display_host != facts.host:
-            domain.append(f" (written {clean(facts.host, lines=False)})")
+        domain.append(clean(facts.host or "(none)", lines=False), "bold")  # its real name first, always
         self.console.print(domain)
+        if facts.lookalike:
+            stop = Text("   ⚠ STOP: ", "bold red")
+            stop.append(f"this domain is written to look like {clean(facts.display_host, lines=False)}")
+            letters = facts.foreign_words()
+            stop.append(f"; {clean(letters, lines=False)}." if letters else ".")
+            self.console.print(stop)
         for warning in facts.warnings:
             self.indented(Text("⚠ " + clean(warning, lines=False), "bold yellow"))
 

@@ -73,8 +73,10 @@ async def wait_for_completion(
 ) -> None:
     """Wait up to ``timeout`` for ``watch``'s notice, spinning whenever the screen is free; report how it ended.
 
-    ``spinner`` lets one wait show at a time; ``keys`` (None: do not listen) lets a key
-    press stop the wait.
+    ``spinner`` lets one wait show at a time; ``keys`` (None: do not listen) are the status
+    line's choices: Enter keeps waiting in the background (quietly; the outcome is still
+    reported), ``r`` retries now (the page counts as finished, so a call waiting on it goes
+    on), ``c`` or Esc stops waiting.
     """
     done = asyncio.ensure_future(watch.request.wait_complete(timeout))
     announced = False
@@ -85,9 +87,19 @@ async def wait_for_completion(
                 async with screen.lock:
                     outcome = await _spin(watch, done, screen, view, keys, announce=not announced)
                     announced = True
+                    if outcome == "background":
+                        view.say(f"Waiting in the background; a line here says when {watch.server} confirms.", "dim")
+                        break
+                    if outcome == "retry":
+                        settle(watch.request)
                     if outcome != "form":
                         view.say(*report_line(outcome, watch.server, watch.domain))
                         return
+        # In the background: no status line, no keys; the outcome is still reported when the screen is free.
+        await asyncio.wait([done])
+        await screen.idle.wait()
+        async with screen.lock:
+            view.say(*report_line(_ended(done), watch.server, watch.domain))
     except Exception:
         logger.exception("waiting for the completion of %s failed", watch.request.elicitation_id)
     finally:
@@ -98,17 +110,18 @@ async def wait_for_completion(
 async def _spin(
     watch: Watch, done: asyncio.Future[bool], screen: Screen, view: View, keys: Input | None, *, announce: bool
 ) -> str:
-    """Show the spinner until completion ("done"/"timeout"), a key ("key") or a form ("form")."""
+    """Show the status line until completion ("done"/"timeout"), a choice ("background", "retry", "key") or a form."""
     pressed = asyncio.Event()
+    choice: list[str] = []
     console = view.console
     text = Text(f"Waiting for {watch.server} to confirm you finished at {watch.domain}…")
     if keys is not None:
-        text.append(" (any key stops waiting)", "dim")
+        text.append(" [Enter keep waiting in the background · r retry now · c cancel]", "italic")
     with contextlib.ExitStack() as stack:
         if keys is not None:
             stack.enter_context(keys.raw_mode())
             with contextlib.suppress(EOFError, OSError):  # no keyboard after all (stdin at its end): just wait
-                stack.enter_context(keys.attach(functools.partial(_on_key, keys, pressed)))
+                stack.enter_context(keys.attach(functools.partial(_on_key, keys, pressed, choice)))
         if console.is_terminal:
             stack.enter_context(console.status(text, spinner="dots"))
         elif announce:
@@ -121,12 +134,36 @@ async def _spin(
             for helper in helpers:
                 helper.cancel()
     if done.done():
-        if done.cancelled() or done.exception() is not None:
-            return "gone"
-        return "done" if done.result() else "timeout"
-    return "key" if pressed.is_set() else "form"
+        return _ended(done)
+    return choice[0] if pressed.is_set() and choice else "form"
 
 
-def _on_key(keys: Input, pressed: asyncio.Event) -> None:
-    if keys.read_keys() or keys.flush_keys():  # any key, Esc and Ctrl-C included
-        pressed.set()
+def _ended(done: asyncio.Future[bool]) -> str:
+    if done.cancelled() or done.exception() is not None:
+        return "gone"
+    return "done" if done.result() else "timeout"
+
+
+_CHOICES = {"\r": "background", "\n": "background", "w": "background", "r": "retry", "c": "key", "q": "key"}
+
+
+def _on_key(keys: Input, pressed: asyncio.Event, choice: list[str]) -> None:
+    for press in [*keys.read_keys(), *keys.flush_keys()]:
+        data = press.data.lower()
+        picked = "key" if data in ("\x1b", "\x03") else _CHOICES.get(data)  # Esc and Ctrl-C cancel too
+        if picked is not None and not pressed.is_set():
+            choice.append(picked)
+            pressed.set()
+
+
+def settle(request: UrlRequest) -> None:
+    """ "Retry now": count the page as finished here, so a call waiting for its notice (-32042) goes on.
+
+    The client's completion tracker is what ``request.completion`` waits on; telling it the id
+    completed wakes that wait exactly as the server's notice would.
+    """
+    owner = getattr(request.completion, "func", None)
+    tracker = getattr(owner, "__self__", None)
+    completed = getattr(tracker, "completed", None)
+    if callable(completed):
+        completed(request.elicitation_id)
