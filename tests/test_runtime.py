@@ -37,7 +37,7 @@ from _rawpeers import (
 )
 from elicitkit import Client, MCPError
 from elicitkit.protocol.errors import INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
-from elicitkit.transports.http_server import serve_http_background
+from elicitkit.transports.http.serve import serve_http_background
 from support_server import SupportServer
 
 pytestmark = pytest.mark.anyio

@@ -497,7 +497,7 @@ class Server(LowLevelServer):
 
     def asgi_app(self, path: str = "/mcp", **options: Any) -> Any:
         """A Starlette app serving this server over Streamable HTTP at ``path``."""
-        from elicitkit.transports.http_server import create_app
+        from elicitkit.transports.http.serve import create_app
 
         return create_app(self, path=path, **options)
 
@@ -515,7 +515,7 @@ class Server(LowLevelServer):
 
             await _until_signal(serve_stdio(self, **options))
         elif transport == "http":
-            from elicitkit.transports.http_server import serve_http
+            from elicitkit.transports.http.serve import serve_http
 
             await serve_http(self, host=host, port=port, path=path, **options)  # uvicorn handles signals
         else:
