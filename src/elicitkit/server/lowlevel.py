@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from elicitkit.protocol.jsonrpc import JSON
+from elicitkit.protocol.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, JSON
 from elicitkit.protocol.versions import META_SERVER_INFO, SUPPORTED_VERSIONS
+from elicitkit.runtime.contract import Send, StreamControl
 from elicitkit.server.session import LOG_LEVELS, RequestContext, ServerSession
 
 RequestHandlerFn = Callable[[RequestContext], Awaitable[JSON]]
@@ -131,5 +132,13 @@ class LowLevelServer:
 
         return register
 
-    def create_session(self, send: Any, **kwargs: Any) -> ServerSession:
-        return ServerSession(self, send, **kwargs)
+    def create_session(
+        self,
+        send: Send,
+        *,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        streams: StreamControl | None = None,
+        stateless: bool = False,
+    ) -> ServerSession:
+        """A session for one connection (see :class:`~elicitkit.runtime.contract.Endpoint`)."""
+        return ServerSession(self, send, max_message_bytes=max_message_bytes, streams=streams, stateless=stateless)

@@ -2,7 +2,7 @@
 
 Every transport makes one :class:`ServerSession` per client connection (stdio: the process;
 HTTP: an ``Mcp-Session-Id``; in-memory: the pair) and feeds it what arrives. The session owns
-the :class:`~elicitkit.peer.Peer`, answers ``initialize`` and ``ping`` itself and routes every
+the :class:`~elicitkit.runtime.peer.Peer`, answers ``initialize`` and ``ping`` itself and routes every
 other request to the handler the server registered for its method.
 """
 
@@ -12,13 +12,14 @@ import logging
 from collections.abc import Awaitable, Coroutine
 from typing import TYPE_CHECKING, Any
 
-from elicitkit.peer import IncomingRequest, Peer, Send
 from elicitkit.protocol.capabilities import declares, elicitation_modes
 from elicitkit.protocol.connection import Role
 from elicitkit.protocol.errors import METHOD_NOT_FOUND, MCPError
 from elicitkit.protocol.handshake import INITIALIZE, INITIALIZED, PING, ServerHandshake
 from elicitkit.protocol.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, JSON, Notification, RequestId
 from elicitkit.protocol.modern import Envelope, check_method, check_version, has_envelope, read_envelope
+from elicitkit.runtime.contract import Send, StreamControl
+from elicitkit.runtime.peer import IncomingRequest, Peer
 
 DISCOVER = "server/discover"
 
@@ -104,24 +105,31 @@ class RequestContext:
 
         Returns False where there is no such stream (stdio, in-memory, a JSON response).
         """
-        hooks = self.session.transport_hooks
-        return bool(hooks is not None and hooks.close_stream(self.request.id, retry_ms))
+        streams = self.session.streams
+        return streams is not None and streams.close_stream(self.request.id, retry_ms)
 
 
 class ServerSession:
-    """Server half of one connection."""
+    """Server half of one connection; its transport drives it as a
+    :class:`~elicitkit.runtime.contract.SessionPort`."""
 
     def __init__(
-        self, server: LowLevelServer, send: Send, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+        self,
+        server: LowLevelServer,
+        send: Send,
+        *,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        streams: StreamControl | None = None,
+        stateless: bool = False,
     ) -> None:
         self.server = server
         self.handshake = ServerHandshake()
         self.log_level: str | None = None
         self.subscriptions: set[str] = set()
-        # Set by transports that can do more than move messages (HTTP: close an SSE stream).
-        self.transport_hooks: Any = None
+        # The transport's per-request streams, where it has them (HTTP: close an SSE stream early).
+        self.streams = streams
         # Serve only 2026 requests (the shared session behind stateless HTTP).
-        self.stateless = False
+        self.stateless = stateless
         self.peer = Peer(
             Role.SERVER,
             send,
@@ -129,6 +137,20 @@ class ServerSession:
             on_notification=self._on_notification,
             max_message_bytes=max_message_bytes,
         )
+        if streams is not None:
+            self.peer.on_unanswered = streams.request_unanswered
+        # The port a transport drives: the peer's own bound methods, so no frame of ours sits
+        # between a transport and the peer on the hot path.
+        self.feed = self.peer.feed
+        self.close = self.peer.close
+        self.cancel = self.peer.cancel_incoming
+
+    async def __aenter__(self) -> ServerSession:
+        await self.peer.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> bool | None:
+        return await self.peer.__aexit__(*exc)
 
     # -- what the client declared -----------------------------------------------------
 

@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import functools
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from elicitkit.protocol.errors import INVALID_REQUEST, MCPError
 from elicitkit.protocol.framing import sse_event
@@ -32,6 +32,7 @@ from elicitkit.protocol.jsonrpc import (
 )
 from elicitkit.protocol.modern import check_headers, has_envelope, read_envelope
 from elicitkit.protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS, SUPPORTED_VERSIONS, sends_priming_events
+from elicitkit.runtime.contract import Endpoint
 from elicitkit.transports.http.responses import (
     JSON_CT,
     SSE_HEADERS,
@@ -47,9 +48,6 @@ from elicitkit.transports.http.security import OriginGuard, accepts_event_stream
 from elicitkit.transports.http.sessions import HTTPSession, SessionTable
 from elicitkit.transports.http.streams import Stream, decided, is_decided
 
-if TYPE_CHECKING:
-    from elicitkit.server.lowlevel import LowLevelServer
-
 _QUICK_ANSWER_SECONDS = 0.25
 
 
@@ -58,7 +56,7 @@ class StreamableHTTPHandler:
 
     def __init__(
         self,
-        server: LowLevelServer,
+        server: Endpoint,
         *,
         json_response: bool = True,
         dns_rebinding_protection: bool | None = None,
@@ -168,7 +166,7 @@ class StreamableHTTPHandler:
             hs = found
 
         if request is None:  # notification or response: accepted, nothing to say back
-            await hs.session.peer.feed(obj)
+            await hs.session.feed(obj)
             await send_accepted(send)
             return None
 
@@ -178,7 +176,7 @@ class StreamableHTTPHandler:
             await send_json(send, 400, err.to_wire())
             return None
         stream = hs.open_stream(request_id)
-        await hs.session.peer.feed(obj)
+        await hs.session.feed(obj)
         return hs, stream, False
 
     async def _post_modern(
@@ -203,7 +201,7 @@ class StreamableHTTPHandler:
         internal = hs.next_internal_id()
         stream = hs.open_stream(internal)
         stream.public_id = message.id
-        await hs.session.peer.feed({**obj, "id": internal})
+        await hs.session.feed({**obj, "id": internal})
         return hs, stream, True
 
     async def _answer(
@@ -229,7 +227,7 @@ class StreamableHTTPHandler:
                 stream.answering = False
                 stream.detach_retry_ms = None
                 if modern and stream.request_id is not None:  # 2026: closing the connection cancels
-                    hs.session.peer.cancel_incoming(stream.request_id)
+                    hs.session.cancel(stream.request_id)
                     hs.drop_stream(stream)
                     return None
                 if stream.done:

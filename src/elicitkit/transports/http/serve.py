@@ -8,16 +8,15 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from elicitkit.runtime.contract import Endpoint
 from elicitkit.transports.http.asgi import StreamableHTTPHandler
 from elicitkit.transports.http.responses import ASGISend, Receive, Scope, send_plain
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
-    from elicitkit.server.lowlevel import LowLevelServer
 
-
-def create_app(server: LowLevelServer, *, path: str = "/mcp", **options: Any) -> Starlette:
+def create_app(server: Endpoint, *, path: str = "/mcp", **options: Any) -> Starlette:
     """A Starlette app serving ``server`` at ``path``; mount it anywhere, or run it with uvicorn."""
     from starlette.applications import Starlette
     from starlette.routing import Route
@@ -61,7 +60,7 @@ async def _nothing() -> None:
     return None
 
 
-def _serving_app(server: LowLevelServer, path: str, options: dict[str, Any]) -> _Endpoint:
+def _serving_app(server: Endpoint, path: str, options: dict[str, Any]) -> _Endpoint:
     return _Endpoint(StreamableHTTPHandler(server, **options), path)
 
 
@@ -78,7 +77,7 @@ class HTTPServerHandle:
 
 @contextlib.asynccontextmanager
 async def serve_http_background(
-    server: LowLevelServer, *, host: str = "127.0.0.1", port: int = 0, path: str = "/mcp", **options: Any
+    server: Endpoint, *, host: str = "127.0.0.1", port: int = 0, path: str = "/mcp", **options: Any
 ) -> AsyncIterator[HTTPServerHandle]:
     """Run uvicorn in this event loop for the duration of the block (port 0: pick a free one)."""
     import uvicorn
@@ -102,7 +101,7 @@ async def serve_http_background(
 
 
 async def serve_http(
-    server: LowLevelServer, *, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp", **options: Any
+    server: Endpoint, *, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp", **options: Any
 ) -> None:
     """Serve until SIGINT or SIGTERM, then shut down gracefully and return (exit status 0)."""
     import signal

@@ -13,18 +13,14 @@ import logging
 import secrets
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
 from elicitkit.protocol.errors import modern_http_status
 from elicitkit.protocol.jsonrpc import JSON, RequestId, encode
+from elicitkit.runtime.contract import Endpoint, SessionPort
 from elicitkit.transports.http.streams import Stream
-
-if TYPE_CHECKING:
-    from elicitkit.server.lowlevel import LowLevelServer
-    from elicitkit.server.session import ServerSession
 
 logger = logging.getLogger("elicitkit.http")
 
@@ -39,7 +35,7 @@ class HTTPSession:
     """One legacy ``Mcp-Session-Id`` session (or the shared 2026 one): its server session and streams."""
 
     session_id: str
-    session: ServerSession = field(init=False)
+    session: SessionPort = field(init=False)
     streams: dict[RequestId, Stream] = field(default_factory=dict)
     by_key: dict[str, Stream] = field(default_factory=dict)
     standalone: Stream = field(init=False)
@@ -109,7 +105,7 @@ class HTTPSession:
 class SessionTable:
     """The live sessions of one endpoint, and the task group they run in."""
 
-    def __init__(self, server: LowLevelServer, *, max_message_bytes: int, retention_seconds: float) -> None:
+    def __init__(self, server: Endpoint, *, max_message_bytes: int, retention_seconds: float) -> None:
         self.server = server
         self.max_message_bytes = max_message_bytes
         self.retention_seconds = retention_seconds
@@ -158,22 +154,22 @@ class SessionTable:
         assert self._tg is not None
         return self._tg
 
-    async def new_session(self, *, register: bool = True) -> HTTPSession:
+    async def new_session(self, *, register: bool = True, stateless: bool = False) -> HTTPSession:
         tg = await self._ensure_running()
         hs = HTTPSession(secrets.token_urlsafe(24) if register else "")
-        hs.session = self.server.create_session(hs.route, max_message_bytes=self.max_message_bytes)
-        hs.session.transport_hooks = hs
-        hs.session.peer.on_unanswered = hs.request_unanswered
+        hs.session = self.server.create_session(
+            hs.route, max_message_bytes=self.max_message_bytes, streams=hs, stateless=stateless
+        )
         await tg.start(self._session_main, hs)
         if register:
             self.sessions[hs.session_id] = hs
         return hs
 
     async def _session_main(self, hs: HTTPSession, *, task_status: TaskStatus[None]) -> None:
-        async with hs.session.peer:
+        async with hs.session:
             task_status.started()
             await hs.closed.wait()
-            hs.session.peer.close("session terminated")
+            hs.session.close("session terminated")
         self.sessions.pop(hs.session_id, None)
 
     async def stateless_session(self) -> HTTPSession:
@@ -181,9 +177,7 @@ class SessionTable:
         if self._stateless is None:
             async with self._start_lock:
                 if self._stateless is None:
-                    hs = await self.new_session(register=False)
-                    hs.session.stateless = True
-                    self._stateless = hs
+                    self._stateless = await self.new_session(register=False, stateless=True)
         return self._stateless
 
     # -- streams nobody read to the end ---------------------------------------------------
