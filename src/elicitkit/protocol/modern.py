@@ -34,12 +34,22 @@ from elicitkit.protocol.versions import (
 RESULT_COMPLETE = "complete"
 RESULT_INPUT_REQUIRED = "input_required"
 
+# The 2026 method a client opens with instead of initialize.
+DISCOVER = "server/discover"
+# What a server may ask of a client, embedded in an InputRequiredResult's inputRequests.
+ELICIT = "elicitation/create"
+SAMPLE = "sampling/createMessage"
+LIST_ROOTS = "roots/list"
+INPUT_METHODS = frozenset({ELICIT, SAMPLE, LIST_ROOTS})
+# Params of a retried request that belong to the round, not to the call being made.
+RESERVED_PARAMS = frozenset({"_meta", "inputResponses", "requestState"})
+
 # Handshake-era methods a 2026 server answers with -32601.
 REMOVED_METHODS = frozenset({"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
 REMOVED_NOTIFICATIONS = frozenset({"notifications/initialized", "notifications/roots/list_changed"})
 # Methods whose results may be an InputRequiredResult.
 MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
-# Methods whose target travels in Mcp-Name, and the param holding it.
+# Methods whose target travels in Mcp-Name (and is bound into requestState), and the param holding it.
 NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 _B64_PREFIX = "=?base64?"

@@ -33,8 +33,6 @@ from elicitkit.server.request_state import (
 
 logger = logging.getLogger("elicitkit.mrtr")
 
-INPUT_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
-
 
 class InputRequired(Exception):
     """The handler needs answers it does not have yet; the round ends with an InputRequiredResult."""

@@ -39,6 +39,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from elicitkit.protocol.errors import INVALID_PARAMS, MCPError
+from elicitkit.protocol.modern import NAME_PARAM, RESERVED_PARAMS
 
 __all__ = [
     "DEFAULT_TTL_SECONDS",
@@ -65,10 +66,6 @@ MAX_TOKEN_CHARS = 64 * 1024
 KEY_BYTES = 32
 ENV_VAR = "ELICITKIT_STATE_KEYS"
 PUBLIC_MESSAGE = "requestState is invalid or expired; restart the request without it"
-# Params that are per-round plumbing, never part of what the state is bound to.
-RESERVED_PARAMS = frozenset({"_meta", "inputResponses", "requestState"})
-# Methods that may answer with InputRequiredResult, and the param naming their target.
-_TARGET_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 _NONCE = 12
 _TAG = 16
@@ -148,7 +145,7 @@ class StateBinding:
         Tools and prompts bind ``name`` and ``arguments``; a resource binds ``uri`` and any
         other params. Raises ``ValueError`` for other methods or a missing target.
         """
-        target_param = _TARGET_PARAM.get(method)
+        target_param = NAME_PARAM.get(method)
         if target_param is None:
             raise ValueError(f"{method} cannot carry requestState")
         target = params.get(target_param)

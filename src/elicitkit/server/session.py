@@ -17,11 +17,9 @@ from elicitkit.protocol.connection import Role
 from elicitkit.protocol.errors import METHOD_NOT_FOUND, MCPError
 from elicitkit.protocol.handshake import INITIALIZE, INITIALIZED, PING, ServerHandshake
 from elicitkit.protocol.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, JSON, Notification, RequestId
-from elicitkit.protocol.modern import Envelope, check_method, check_version, has_envelope, read_envelope
+from elicitkit.protocol.modern import DISCOVER, Envelope, check_method, check_version, has_envelope, read_envelope
 from elicitkit.runtime.contract import Send, StreamControl
 from elicitkit.runtime.peer import IncomingRequest, Peer
-
-DISCOVER = "server/discover"
 
 if TYPE_CHECKING:
     from elicitkit.server.lowlevel import LowLevelServer
