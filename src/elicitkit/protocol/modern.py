@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -237,7 +238,7 @@ def request_headers(method: str, params: dict[str, Any], version: str, header_pa
 
 
 def check_headers(
-    headers: dict[str, str], method: str, params: dict[str, Any], version: str, header_params: dict[str, str]
+    headers: Mapping[str, str], method: str, params: dict[str, Any], version: str, header_params: dict[str, str]
 ) -> None:
     """Server side of :func:`request_headers`: -32020 on anything missing or not matching."""
     if headers.get("mcp-protocol-version", "").strip() != version:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Protocol, TypeAlias
 
+from elicitkit.protocol.inbound import Inbound
 from elicitkit.protocol.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, JSON, RequestId
 
 # Raw bytes off a wire, or a value the transport already decoded.
@@ -46,8 +47,12 @@ class StreamControl(Protocol):
 class SessionPort(Protocol):
     """One session as its transport drives it. ``async with port:`` runs it for the block."""
 
-    def feed(self, data: Incoming, /) -> Awaitable[None]:
-        """Everything the transport receives for this session, in order."""
+    def feed(self, data: Incoming, inbound: Inbound | None = None, /) -> Awaitable[None]:
+        """Everything the transport receives for this session, in order.
+
+        ``inbound``: the route the transport found for this one request with
+        :func:`~elicitkit.protocol.inbound.classify_request` (so the session does not decide again).
+        """
         ...
 
     def close(self, reason: str = ..., /) -> None:

@@ -38,6 +38,7 @@ from elicitkit.protocol.connection import (
     SendReply,
 )
 from elicitkit.protocol.errors import INTERNAL_ERROR, ConnectionClosed, MCPError, RequestTimeout
+from elicitkit.protocol.inbound import Inbound
 from elicitkit.protocol.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, JSON, Notification, Request, RequestId
 from elicitkit.runtime.contract import Incoming, Send
 
@@ -49,13 +50,15 @@ ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] |
 class IncomingRequest:
     """A request from the other side, as seen by the handler that serves it."""
 
-    __slots__ = ("id", "method", "params", "peer")
+    __slots__ = ("id", "inbound", "method", "params", "peer")
 
-    def __init__(self, peer: Peer, request: Request) -> None:
+    def __init__(self, peer: Peer, request: Request, inbound: Inbound | None = None) -> None:
         self.peer = peer
         self.id = request.id
         self.method = request.method
         self.params: dict[str, Any] = request.params if request.params is not None else {}
+        # How the transport classified the request, when it did (HTTP); None: not yet.
+        self.inbound = inbound
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -206,15 +209,18 @@ class Peer:
 
     # ------------------------------------------------------------------ incoming
 
-    async def feed(self, data: Incoming) -> None:
-        """Everything a transport receives goes through here: bytes, or an already decoded value."""
+    async def feed(self, data: Incoming, inbound: Inbound | None = None) -> None:
+        """Everything a transport receives goes through here: bytes, or an already decoded value.
+
+        ``inbound``: the transport already classified this one request (HTTP); handed on with it.
+        """
         events = self.conn.receive_data(data) if isinstance(data, (bytes, str)) else self.conn.receive(data)
         for event in events:
             match event:
                 case ResponseReceived(request_id=request_id, result=result):
                     self._settle(request_id, result, None)
                 case RequestReceived(request=request):
-                    self._start_handler(request)
+                    self._start_handler(request, inbound)
                 case NotificationReceived(notification=notification):
                     await self._notification(notification)
                 case ErrorReceived(request_id=request_id, error=error):
@@ -255,20 +261,20 @@ class Peer:
         except Exception:
             logger.exception("progress callback failed")
 
-    def _start_handler(self, request: Request) -> None:
+    def _start_handler(self, request: Request, inbound: Inbound | None) -> None:
         if self._loop is None or self._closed:
             return
-        task = self._loop.create_task(self._run_handler(request), name="elicitkit-request")
+        task = self._loop.create_task(self._run_handler(request, inbound), name="elicitkit-request")
         self._handlers[request.id] = task
 
-    async def _run_handler(self, request: Request) -> None:
+    async def _run_handler(self, request: Request, inbound: Inbound | None) -> None:
         reply: JSON | None = None
         if self._cancel_at_start and request.id in self._cancel_at_start:
             self._cancel_at_start.discard(request.id)
             asyncio.current_task().cancel()  # type: ignore[union-attr]  # delivered at its first wait
         try:
             try:
-                result = await self._on_request(IncomingRequest(self, request))
+                result = await self._on_request(IncomingRequest(self, request, inbound))
             except MCPError as exc:
                 answered = self.conn.respond_error(request.id, exc)
                 reply = answered.to_wire() if answered is not None else None

@@ -16,8 +16,9 @@ from elicitkit.protocol.capabilities import declares, elicitation_modes
 from elicitkit.protocol.connection import Role
 from elicitkit.protocol.errors import METHOD_NOT_FOUND, MCPError
 from elicitkit.protocol.handshake import INITIALIZE, INITIALIZED, PING, ServerHandshake
+from elicitkit.protocol.inbound import Rejected, Stateless, classify_request
 from elicitkit.protocol.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, JSON, Notification, RequestId
-from elicitkit.protocol.modern import DISCOVER, Envelope, check_method, check_version, has_envelope, read_envelope
+from elicitkit.protocol.modern import DISCOVER, Envelope
 from elicitkit.runtime.contract import Send, StreamControl
 from elicitkit.runtime.peer import IncomingRequest, Peer
 
@@ -177,10 +178,17 @@ class ServerSession:
         """Route one request: the awaitable that answers it (errors may be raised right here).
 
         Not a coroutine of its own, so a long-running handler (one waiting for a person) does not
-        keep a routing frame alive underneath it; the peer awaits what comes back.
+        keep a routing frame alive underneath it; the peer awaits what comes back. The era was
+        decided once, by the HTTP transport or (stdio, in-memory) right here.
         """
-        if self.stateless or has_envelope(request.params):
-            return self._serve_modern(request)
+        inbound = request.inbound
+        if inbound is None:
+            inbound = classify_request(request.method, request.params, stateless=self.stateless)
+        if type(inbound) is Stateless:
+            assert inbound.envelope is not None  # requests always carry one
+            return self._serve_modern(request, inbound.envelope)
+        if type(inbound) is Rejected:
+            raise inbound.error
         method = request.method
         if method == INITIALIZE:
             return _ready(
@@ -199,18 +207,12 @@ class ServerSession:
             raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")
         return handler(RequestContext(request, self))
 
-    async def _serve_modern(self, request: IncomingRequest) -> JSON:
-        """A 2026-07-28 request: checked in the spec's order, served without any session state.
-
-        ``_meta`` (-32602), then the version (-32022), then the method (-32601); the HTTP
-        transport checks its headers (-32020) before the request gets here.
-        """
-        envelope = read_envelope(request.params)
-        check_version(envelope.protocol_version)
+    async def _serve_modern(self, request: IncomingRequest, envelope: Envelope) -> JSON:
+        """A 2026-07-28 request, already checked (:mod:`elicitkit.protocol.inbound`), served
+        without any session state."""
         method = request.method
         if method == DISCOVER:
             return self.server.discover_result()
-        check_method(method)
         handler = self.server.request_handlers.get(method)
         if handler is None:
             raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")

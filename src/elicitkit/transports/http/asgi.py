@@ -16,22 +16,30 @@ import asyncio
 import contextlib
 import functools
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from elicitkit.protocol.errors import INVALID_REQUEST, MCPError
 from elicitkit.protocol.framing import sse_event
+from elicitkit.protocol.handshake import INITIALIZE
+from elicitkit.protocol.inbound import (
+    SESSION_HEADER,
+    Handshake,
+    Rejected,
+    Stateless,
+    classify_other,
+    classify_request,
+    refuses_streams,
+)
 from elicitkit.protocol.jsonrpc import (
     DEFAULT_MAX_MESSAGE_BYTES,
     JSON,
     ErrorResponse,
     InvalidMessage,
+    Message,
     Request,
-    RequestId,
     decode,
     parse,
 )
-from elicitkit.protocol.modern import check_headers, has_envelope, read_envelope
-from elicitkit.protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS, SUPPORTED_VERSIONS, sends_priming_events
+from elicitkit.protocol.versions import sends_priming_events
 from elicitkit.runtime.contract import Endpoint
 from elicitkit.transports.http.responses import (
     JSON_CT,
@@ -89,11 +97,7 @@ class StreamableHTTPHandler:
             await send_plain(send, refusal[0], refusal[1])
             return
         method = scope["method"]
-        if (
-            method != "POST"
-            and "mcp-session-id" not in headers
-            and headers.get("mcp-protocol-version") in MODERN_VERSIONS
-        ):
+        if method != "POST" and refuses_streams(headers):
             await send_plain(send, 405, "2026-07-28 has no GET stream and no sessions", [(b"allow", b"POST")])
             return
         if method == "POST":
@@ -142,67 +146,53 @@ class StreamableHTTPHandler:
         except InvalidMessage as exc:
             await send_json(send, 400, exc.to_wire())
             return None
-        session_id = headers.get("mcp-session-id")
-        version = headers.get("mcp-protocol-version")
-        if _is_modern(message, version, session_id):  # 2026 has no sessions: a stray Mcp-Session-Id is ignored
-            return await self._post_modern(message, obj, headers, send)
-        if version is not None and version not in SUPPORTED_VERSIONS:
-            await send_error(send, 400, INVALID_REQUEST, f"unsupported MCP-Protocol-Version {version!r}", _id(message))
+        if type(message) is not Request:  # a notification or a response: accepted, nothing to say back
+            await self._post_other(message, obj, headers, send)
             return None
+        inbound = classify_request(
+            message.method, message.params, headers=headers, header_params=self.server.tool_header_params
+        )
+        if type(inbound) is Rejected:
+            await send_json(send, inbound.status, ErrorResponse(message.id, inbound.error).to_wire())
+            return None
+        if type(inbound) is Stateless:  # 2026 has no sessions: a stray Mcp-Session-Id is ignored
+            hs = await self.table.stateless_session()
+            internal = hs.next_internal_id()
+            stream = hs.open_stream(internal)
+            stream.public_id = message.id
+            await hs.session.feed({**obj, "id": internal}, inbound)
+            return hs, stream, True
 
-        request = message if isinstance(message, Request) else None
-        if request is not None and request.method == "initialize":
+        if message.method == INITIALIZE:
             hs = await self.table.new_session()
-        elif session_id is None:
-            await send_error(
-                send, 400, INVALID_REQUEST, "missing Mcp-Session-Id header; send initialize first", _id(message)
-            )
-            return None
         else:
-            found = self.table.get(session_id)
+            found = self.table.get(headers.get(SESSION_HEADER))
             if found is None:
-                await send_error(send, 404, INVALID_REQUEST, "unknown or terminated session", _id(message))
+                await send_error(send, 404, INVALID_REQUEST, "unknown or terminated session", message.id)
                 return None
             hs = found
-
-        if request is None:  # notification or response: accepted, nothing to say back
-            await hs.session.feed(obj)
-            await send_accepted(send)
-            return None
-
-        request_id = request.id
+        request_id = message.id
         if request_id in hs.streams:
             err = ErrorResponse(request_id, MCPError(INVALID_REQUEST, f"request id {request_id!r} is already in use"))
             await send_json(send, 400, err.to_wire())
             return None
         stream = hs.open_stream(request_id)
-        await hs.session.feed(obj)
+        await hs.session.feed(obj, inbound)
         return hs, stream, False
 
-    async def _post_modern(
-        self, message: Any, obj: JSON, headers: dict[str, str], send: ASGISend
-    ) -> tuple[HTTPSession, Stream, bool] | None:
-        """A 2026-07-28 POST: no session; envelope (-32602) and header (-32020) checks come first."""
-        if not isinstance(message, Request):
-            await send_accepted(send)
-            return None
-        try:
-            envelope = read_envelope(message.params)
-            params = message.params or {}
-            name = params.get("name")
-            header_params = (
-                self.server.tool_header_params(name) if message.method == "tools/call" and isinstance(name, str) else {}
-            )
-            check_headers(headers, message.method, params, envelope.protocol_version, header_params)
-        except MCPError as exc:
-            await send_json(send, 400, ErrorResponse(message.id, exc).to_wire())
-            return None
-        hs = await self.table.stateless_session()
-        internal = hs.next_internal_id()
-        stream = hs.open_stream(internal)
-        stream.public_id = message.id
-        await hs.session.feed({**obj, "id": internal})
-        return hs, stream, True
+    async def _post_other(self, message: Message, obj: JSON, headers: dict[str, str], send: ASGISend) -> None:
+        """A notification or response: to its handshake session, or (2026) accepted and dropped."""
+        inbound = classify_other(getattr(message, "params", None), headers)
+        if type(inbound) is Rejected:
+            await send_json(send, inbound.status, ErrorResponse(None, inbound.error).to_wire())
+            return
+        if type(inbound) is Handshake:
+            hs = self.table.get(headers.get(SESSION_HEADER))
+            if hs is None:
+                await send_error(send, 404, INVALID_REQUEST, "unknown or terminated session")
+                return
+            await hs.session.feed(obj)
+        await send_accepted(send)
 
     async def _answer(
         self, hs: HTTPSession, stream: Stream, receive: Receive, send: ASGISend, *, modern: bool = False
@@ -361,18 +351,6 @@ class StreamableHTTPHandler:
 
 
 # ----------------------------------------------------------------------------- helpers
-
-
-def _is_modern(message: Any, version_header: str | None, session_id: str | None) -> bool:
-    """2026 if the body carries the envelope or the header names a 2026 version; an unknown
-    version header counts as 2026 only without a session (a session is a handshake client's)."""
-    if has_envelope(getattr(message, "params", None)) or version_header in MODERN_VERSIONS:
-        return True
-    return session_id is None and version_header is not None and version_header not in LEGACY_VERSIONS
-
-
-def _id(message: Any) -> RequestId | None:
-    return message.id if type(message) is Request else None
 
 
 async def _read_body(receive: Receive, limit: int) -> bytes | None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
-from elicitkit.protocol.errors import modern_http_status
+from elicitkit.protocol.inbound import to_client
 from elicitkit.protocol.jsonrpc import JSON, RequestId, encode
 from elicitkit.runtime.contract import Endpoint, SessionPort
 from elicitkit.transports.http.streams import Stream
@@ -86,10 +86,7 @@ class HTTPSession:
                 logger.debug("response for request %r has no open stream; dropped", message.get("id"))
                 return
             if stream.public_id is not None:  # 2026: back to the client's id; errors get their status
-                message = {**message, "id": stream.public_id}
-                error = message.get("error")
-                if isinstance(error, dict):
-                    stream.status = modern_http_status(error.get("code"))
+                message, stream.status = to_client(message, stream.public_id)
             stream.push(encode(message), True)
             return
         # A copy, not orjson's own buffer: that keeps ~4 KiB of spare capacity, and this payload
