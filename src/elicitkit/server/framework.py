@@ -27,10 +27,10 @@ from elicitkit.protocol.modern import InvalidToolHeaders, tool_header_params
 from elicitkit.protocol.versions import MODERN_2026, supports_url_elicitation
 from elicitkit.server.context import Context
 from elicitkit.server.lowlevel import LowLevelServer
-from elicitkit.server.mrtr import InputRequired, InputRound, default_codec
+from elicitkit.server.mrtr import InputRequired, InputRound, default_codec, only_asking
 from elicitkit.server.prompts import Prompt, make_prompt, render_messages
 from elicitkit.server.request_state import StateCodec
-from elicitkit.server.resolvers import QuestionsPending, Resolve, build_graph, legacy_asker, resolve
+from elicitkit.server.resolvers import Resolve, build_graph, legacy_asker, resolve
 from elicitkit.server.resources import Resource, ResourceTemplate, make_resource, render_contents
 from elicitkit.server.session import RequestContext, ServerSession
 from elicitkit.server.tools import (
@@ -318,8 +318,16 @@ class Server(LowLevelServer):
             else:
                 with anyio.fail_after(timeout):
                     value = await tool.plan.invoke(values, thread=tool.thread)
-        except (InputRequired, QuestionsPending):
+        except InputRequired:  # 2026: the questions end this round (never an error, never logged)
             return ctx.input_round.result()  # type: ignore[no-any-return]
+        except BaseExceptionGroup as group:  # a task group in the tool: its children asked, or failed
+            _, failed = group.split(InputRequired)
+            if failed is None:
+                return ctx.input_round.result()  # type: ignore[no-any-return]
+            if not isinstance(failed, Exception):
+                raise
+            logger.error("tool %s raised", tool.name, exc_info=failed)
+            return error_result(f"Error executing tool {tool.name}: {failed}")
         except ToolError as exc:
             return error_result(str(exc))
         except UrlElicitationRequired as exc:
@@ -401,11 +409,13 @@ class Server(LowLevelServer):
         self._open_round(ctx, "resources/read")
         try:
             return await self.read_resource(uri, self.context_for(ctx))
-        except (InputRequired, QuestionsPending):
-            return ctx.input_round.result()  # type: ignore[no-any-return]
         except MCPError as exc:
             if ctx.modern and exc.code == RESOURCE_NOT_FOUND:  # 2026 has no -32002
                 raise MCPError(INVALID_PARAMS, exc.message, exc.data) from None
+            raise
+        except BaseException as exc:
+            if only_asking(exc):  # 2026: the questions end this round
+                return ctx.input_round.result()  # type: ignore[no-any-return]
             raise
 
     def resource_not_found(self, uri: str) -> MCPError:
@@ -470,8 +480,10 @@ class Server(LowLevelServer):
         self._open_round(ctx, "prompts/get")
         try:
             value = await prompt.plan.invoke(self._inject(prompt.plan, values, ctx))
-        except (InputRequired, QuestionsPending):
-            return ctx.input_round.result()  # type: ignore[no-any-return]
+        except BaseException as exc:
+            if only_asking(exc):  # 2026: the questions end this round
+                return ctx.input_round.result()  # type: ignore[no-any-return]
+            raise
         result: JSON = {"messages": render_messages(value)}
         if prompt.description:
             result["description"] = prompt.description

@@ -34,8 +34,27 @@ from elicitkit.server.request_state import (
 logger = logging.getLogger("elicitkit.mrtr")
 
 
-class InputRequired(Exception):
-    """The handler needs answers it does not have yet; the round ends with an InputRequiredResult."""
+class InputRequired(BaseException):
+    """The handler needs answers it does not have yet; the round ends with an InputRequiredResult.
+
+    A :class:`BaseException`, like :class:`asyncio.CancelledError` and :class:`GeneratorExit`,
+    because it is control flow, not a failure: it must unwind the tool body to the framework,
+    which ends the round and runs the body again once the answers come. As an ``Exception`` a
+    tool guarding its question with ``try: ... except Exception:`` would swallow it and answer
+    with its except branch on 2026-07-28, while the same tool gets the user's answer on a
+    handshake connection. ``finally`` blocks and context managers still run on the way out;
+    only a bare ``except:`` or ``except BaseException:`` can catch it (and must re-raise).
+    A task group raising it from several children raises a group of them: see :func:`only_asking`.
+    """
+
+
+def only_asking(exc: BaseException) -> bool:
+    """The signal itself, or an exception group (a task group's) made of nothing but it."""
+    if isinstance(exc, InputRequired):
+        return True
+    if isinstance(exc, BaseExceptionGroup):
+        return exc.split(InputRequired)[1] is None
+    return False
 
 
 class InputRound:

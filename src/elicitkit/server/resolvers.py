@@ -143,11 +143,12 @@ class NotResolved(ElicitationError):
         super().__init__(text)
 
 
-class QuestionsPending(Exception):
+class QuestionsPending(InputRequired):
     """Raised by an asker that cannot ask now: the questions to return to the client, by key.
 
     :func:`resolve` keeps going with everything that does not depend on them and raises one
-    ``QuestionsPending`` holding every question of the round.
+    ``QuestionsPending`` holding every question of the round. An :class:`InputRequired`, so
+    (like every way of asking) user code's ``except Exception`` cannot stop it.
     """
 
     def __init__(self, questions: Mapping[str, Elicit[Any]]) -> None:
