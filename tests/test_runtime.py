@@ -345,7 +345,7 @@ async def test_roots_callback_is_called_each_time(connect: Connect) -> None:
         assert (await client.call_tool("roots")).structured_content == {"roots": [{"uri": "file:///r1"}]}
         assert (await client.call_tool("roots")).structured_content == {"roots": [{"uri": "file:///r2"}]}
         assert target.server is not None
-        assert target.server.sessions[-1].client_declares("roots")
+        assert target.server.sessions[-1].client_supports("roots")
 
 
 async def test_roots_request_to_a_client_without_roots_is_method_not_found(connect: Connect) -> None:
@@ -355,7 +355,7 @@ async def test_roots_request_to_a_client_without_roots_is_method_not_found(conne
             await client.call_tool("roots")
         assert info.value.code == METHOD_NOT_FOUND
         assert target.server is not None
-        assert not target.server.sessions[-1].client_declares("roots")
+        assert not target.server.sessions[-1].client_supports("roots")
         await client.ping()
 
 

@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from elicitkit import Context, Elicit, ElicitationResult, Resolve, Server
 from elicitkit.elicitation.results import AcceptedElicitation
-from elicitkit.server.request_state import StateCodec
+from elicitkit.server.rounds.sealing import StateCodec
 
 
 class Name(BaseModel):

@@ -28,7 +28,8 @@ import orjson
 import pytest
 
 from elicitkit import Server
-from elicitkit.server.request_state import PUBLIC_MESSAGE, AeadStateCodec, KeyRing
+from elicitkit.server.rounds.keys import KeyRing
+from elicitkit.server.rounds.sealing import PUBLIC_MESSAGE, AeadStateCodec
 
 from ._modern import (
     ACCEPT,

@@ -1,7 +1,7 @@
 """The low-level server: one handler per JSON-RPC method, nothing inferred from type hints.
 
 It is the layer the decorator framework is built on, and small enough to test the protocol
-core through. A handler takes a :class:`~elicitkit.server.session.RequestContext` and returns
+core through. A handler takes a :class:`~elicitkit.server.scope.RequestScope` and returns
 the result dict; raising :class:`~elicitkit.MCPError` answers with that error.
 """
 
@@ -13,9 +13,10 @@ from typing import Any, TypeVar
 from elicitkit.protocol.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, JSON
 from elicitkit.protocol.versions import META_SERVER_INFO, SUPPORTED_VERSIONS
 from elicitkit.runtime.contract import Send, StreamControl
-from elicitkit.server.session import LOG_LEVELS, RequestContext, ServerSession
+from elicitkit.server.scope import RequestScope
+from elicitkit.server.session import LOG_LEVELS, ServerSession
 
-RequestHandlerFn = Callable[[RequestContext], Awaitable[JSON]]
+RequestHandlerFn = Callable[[RequestScope], Awaitable[JSON]]
 NotificationHandlerFn = Callable[[ServerSession, dict[str, Any]], Awaitable[None]]
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -23,7 +24,7 @@ _CACHEABLE = frozenset({"tools/list", "prompts/list", "resources/list", "resourc
 _CAPABILITY_OF_PREFIX = {"tools/": "tools", "resources/": "resources", "prompts/": "prompts"}
 
 
-async def _set_level(ctx: RequestContext) -> JSON:
+async def _set_level(ctx: RequestScope) -> JSON:
     from elicitkit.protocol.errors import INVALID_PARAMS, MCPError
 
     level = ctx.params.get("level")

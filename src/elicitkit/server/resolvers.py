@@ -50,7 +50,7 @@ from elicitkit.elicitation.results import (
     ElicitationResult,
 )
 from elicitkit.elicitation.schema import Form, form_for
-from elicitkit.server.mrtr import InputRequired
+from elicitkit.server.rounds.round import InputRequired
 from elicitkit.server.tools import FunctionPlan, ParameterPlan, _is_context_type
 
 if TYPE_CHECKING:

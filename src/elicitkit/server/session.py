@@ -21,6 +21,7 @@ from elicitkit.protocol.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, JSON, Notifica
 from elicitkit.protocol.modern import DISCOVER, Envelope
 from elicitkit.runtime.contract import Send, StreamControl
 from elicitkit.runtime.peer import IncomingRequest, Peer
+from elicitkit.server.scope import legacy_scope, modern_scope
 
 if TYPE_CHECKING:
     from elicitkit.server.lowlevel import LowLevelServer
@@ -32,80 +33,6 @@ LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert"
 
 async def _ready(result: JSON) -> JSON:
     return result
-
-
-class RequestContext:
-    """What a request handler gets: the request, its session, and ways to talk back."""
-
-    __slots__ = ("envelope", "input_round", "request", "session")
-
-    def __init__(self, request: IncomingRequest, session: ServerSession, envelope: Envelope | None = None) -> None:
-        self.request = request
-        self.session = session
-        self.envelope = envelope  # set for a 2026-07-28 request: the client describes itself per request
-        self.input_round: Any = None  # the 2026 multi-round-trip bookkeeping, when the method allows it
-
-    @property
-    def params(self) -> dict[str, Any]:
-        return self.request.params
-
-    @property
-    def request_id(self) -> RequestId:
-        return self.request.id
-
-    # -- the client as this request sees it: per request (2026) or per session (handshake) --
-
-    @property
-    def modern(self) -> bool:
-        return self.envelope is not None
-
-    @property
-    def protocol_version(self) -> str | None:
-        return self.envelope.protocol_version if self.envelope is not None else self.session.protocol_version
-
-    @property
-    def client_capabilities(self) -> dict[str, Any]:
-        return self.envelope.client_capabilities if self.envelope is not None else self.session.client_capabilities
-
-    @property
-    def client_info(self) -> dict[str, Any]:
-        return self.envelope.client_info if self.envelope is not None else self.session.client_info
-
-    @property
-    def elicitation_modes(self) -> frozenset[str]:
-        return elicitation_modes(self.client_capabilities)
-
-    def client_declares(self, capability: str) -> bool:
-        return declares(self.client_capabilities, capability)
-
-    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
-        await self.request.report_progress(progress, total, message)
-
-    async def log(self, level: str, data: Any, logger_name: str | None = None) -> None:
-        """A ``notifications/message`` on this request's stream, if the client's level lets it through.
-
-        2026: only when this request asked for a level in ``_meta``; handshake: the session's level.
-        """
-        threshold = self.envelope.log_level if self.envelope is not None else self.session.log_level
-        await self.session.log(level, data, logger_name, related=self.request.id, threshold=threshold)
-
-    def send_request(
-        self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
-    ) -> Coroutine[Any, Any, JSON]:
-        """A request to the client on behalf of this one (await it).
-
-        A plain function handing back the peer's coroutine: a request parked on a person keeps
-        every frame it waits in, and a pass-through frame here would be one more for nothing.
-        """
-        return self.session.send_request(method, params, timeout=timeout, related=self.request.id)
-
-    def close_sse_stream(self, retry_ms: int = 1000) -> bool:
-        """HTTP only: drop this request's SSE connection so the client polls back for the rest.
-
-        Returns False where there is no such stream (stdio, in-memory, a JSON response).
-        """
-        streams = self.session.streams
-        return streams is not None and streams.close_stream(self.request.id, retry_ms)
 
 
 class ServerSession:
@@ -165,7 +92,7 @@ class ServerSession:
     def client_info(self) -> dict[str, Any]:
         return self.handshake.client_info
 
-    def client_declares(self, capability: str) -> bool:
+    def client_supports(self, capability: str) -> bool:
         return declares(self.handshake.client_capabilities, capability)
 
     @property
@@ -205,7 +132,7 @@ class ServerSession:
         handler = self.server.request_handlers.get(method)
         if handler is None:
             raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")
-        return handler(RequestContext(request, self))
+        return handler(legacy_scope(request, self))
 
     async def _serve_modern(self, request: IncomingRequest, envelope: Envelope) -> JSON:
         """A 2026-07-28 request, already checked (:mod:`elicitkit.protocol.inbound`), served
@@ -216,7 +143,7 @@ class ServerSession:
         handler = self.server.request_handlers.get(method)
         if handler is None:
             raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")
-        result = await handler(RequestContext(request, self, envelope))
+        result = await handler(modern_scope(request, self, envelope))
         return self.server.finish_modern_result(method, result)
 
     async def _on_notification(self, notification: Notification) -> None:

@@ -22,8 +22,7 @@ from typing import Any
 
 from elicitkit.protocol.errors import INVALID_PARAMS, MCPError
 from elicitkit.protocol.jsonrpc import JSON
-from elicitkit.server.request_state import (
-    AeadStateCodec,
+from elicitkit.server.rounds.sealing import (
     InvalidRequestState,
     SealedState,
     StateBinding,
@@ -31,7 +30,7 @@ from elicitkit.server.request_state import (
     fingerprint_question,
 )
 
-logger = logging.getLogger("elicitkit.mrtr")
+logger = logging.getLogger("elicitkit.mrtr")  # the name operators filter on; kept
 
 
 class InputRequired(BaseException):
@@ -90,7 +89,7 @@ class InputRound:
         self._counter += 1
         return f"q{self._counter}"
 
-    def answer(self, key: str, method: str, params: JSON) -> Any:
+    def answer(self, key: str, method: str, params: JSON) -> JSON | None:
         """The answer to this question if the retry (or the sealed state) has one, else None."""
         question = {"method": method, "params": params}
         fingerprint = fingerprint_question(question)
@@ -103,7 +102,8 @@ class InputRound:
                 raise MCPError(INVALID_PARAMS, f"inputResponses[{key!r}]: unknown action {response.get('action')!r}")
             return response
         if self.previous is not None and self.previous.answer_matches(key, question):
-            return self.previous.answers[key]
+            recorded: JSON = self.previous.answers[key]
+            return recorded
         return None
 
     def record(self, key: str, answer: JSON) -> None:
@@ -131,7 +131,7 @@ async def ask(round_: InputRound, method: str, params: JSON, *, key: str | None 
         round_.need(key, method, params)
         raise InputRequired(key)
     round_.record(key, found)
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 async def ask_all(round_: InputRound, requests: dict[str, tuple[str, JSON]]) -> dict[str, JSON]:
@@ -147,13 +147,3 @@ async def ask_all(round_: InputRound, requests: dict[str, tuple[str, JSON]]) -> 
     if round_.pending:
         raise InputRequired(", ".join(round_.pending))
     return answers
-
-
-def default_codec() -> StateCodec:
-    """Keys from ``ELICITKIT_STATE_KEYS`` when set (processes share them), else fresh per process."""
-    import os
-
-    from elicitkit.server.request_state import ENV_VAR, KeyRing
-
-    ring = KeyRing.from_env() if os.environ.get(ENV_VAR, "").strip() else KeyRing.generate()
-    return AeadStateCodec(ring)

@@ -1,0 +1,150 @@
+"""One request as the server serves it: the per-request scope, built once per era.
+
+The two eras describe the client in different places: a handshake session (2025-11-25 and
+before) learned it once, in ``initialize``; a 2026-07-28 request carries it in its envelope.
+:func:`legacy_scope` and :func:`modern_scope` copy those facts into one :class:`RequestScope`,
+so nothing downstream asks where they came from. A 2026 request that may ask for input also
+gets its :class:`~elicitkit.server.rounds.round.InputRound` here (:meth:`RequestScope.open_round`).
+
+Low-level handlers receive the scope; :class:`~elicitkit.server.context.Context` (the public
+face user functions see) stands on it.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any
+
+from elicitkit.protocol.capabilities import declares, elicitation_modes
+from elicitkit.protocol.jsonrpc import JSON, RequestId
+from elicitkit.protocol.modern import Envelope
+from elicitkit.runtime.peer import IncomingRequest
+from elicitkit.server.rounds.round import InputRound
+from elicitkit.server.rounds.sealing import StateCodec
+
+if TYPE_CHECKING:
+    from elicitkit.server.session import ServerSession
+
+
+class RequestScope:
+    """What a request handler gets: the request, its session, the client as this request sees it,
+    and (2026, methods that may ask) the round."""
+
+    __slots__ = (
+        "_log_level",
+        "client_capabilities",
+        "client_info",
+        "modern",
+        "protocol_version",
+        "request",
+        "round",
+        "session",
+    )
+
+    def __init__(
+        self,
+        request: IncomingRequest,
+        session: ServerSession,
+        *,
+        modern: bool,
+        protocol_version: str | None,
+        client_capabilities: dict[str, Any],
+        client_info: dict[str, Any],
+        log_level: str | None = None,
+    ) -> None:
+        self.request = request
+        self.session = session
+        self.modern = modern  # 2026-07-28: stateless, questions go into the round
+        self.protocol_version = protocol_version
+        self.client_capabilities = client_capabilities
+        self.client_info = client_info
+        self._log_level = log_level
+        self.round: InputRound | None = None
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return self.request.params
+
+    @property
+    def request_id(self) -> RequestId:
+        return self.request.id
+
+    @property
+    def elicitation_modes(self) -> frozenset[str]:
+        return elicitation_modes(self.client_capabilities)
+
+    def client_supports(self, capability: str) -> bool:
+        """Whether the client declared ``capability`` (for this request on 2026, for the session before)."""
+        return declares(self.client_capabilities, capability)
+
+    def open_round(self, codec: StateCodec, principal: str | None = None) -> InputRound | None:
+        """2026: the round of a request that may ask (answers in, questions out); None on a handshake.
+
+        The one place a round is made: its sealed state is opened (and refused, -32602) here.
+        """
+        if self.modern:
+            self.round = InputRound(self.request.method, self.request.params, codec, principal)
+        return self.round
+
+    # -- talking back ---------------------------------------------------------------------
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        await self.request.report_progress(progress, total, message)
+
+    async def log(self, level: str, data: Any, logger_name: str | None = None) -> None:
+        """A ``notifications/message`` on this request's stream, if the client's level lets it through.
+
+        2026: only when this request asked for a level in ``_meta``; handshake: the session's level
+        (which ``logging/setLevel`` may change while the request runs).
+        """
+        threshold = self._log_level if self.modern else self.session.log_level
+        await self.session.log(level, data, logger_name, related=self.request.id, threshold=threshold)
+
+    def send_request(
+        self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
+    ) -> Coroutine[Any, Any, JSON]:
+        """A request to the client on behalf of this one (await it).
+
+        A plain function handing back the peer's coroutine: a request parked on a person keeps
+        every frame it waits in, and a pass-through frame here would be one more for nothing.
+        """
+        return self.session.send_request(method, params, timeout=timeout, related=self.request.id)
+
+    def close_sse_stream(self, retry_ms: int = 1000) -> bool:
+        """HTTP only: drop this request's SSE connection so the client polls back for the rest.
+
+        Returns False where there is no such stream (stdio, in-memory, a JSON response).
+        """
+        streams = self.session.streams
+        return streams is not None and streams.close_stream(self.request.id, retry_ms)
+
+
+def legacy_scope(request: IncomingRequest, session: ServerSession) -> RequestScope:
+    """A handshake-era request: the client is who it said it was in ``initialize``."""
+    handshake = session.handshake
+    return RequestScope(
+        request,
+        session,
+        modern=False,
+        protocol_version=handshake.protocol_version,
+        client_capabilities=handshake.client_capabilities,
+        client_info=handshake.client_info,
+    )
+
+
+def modern_scope(request: IncomingRequest, session: ServerSession, envelope: Envelope) -> RequestScope:
+    """A 2026-07-28 request: the client describes itself in this request's envelope."""
+    return RequestScope(
+        request,
+        session,
+        modern=True,
+        protocol_version=envelope.protocol_version,
+        client_capabilities=envelope.client_capabilities,
+        client_info=envelope.client_info,
+        log_level=envelope.log_level,
+    )
+
+
+current_scope: contextvars.ContextVar[RequestScope | None] = contextvars.ContextVar("elicitkit_request", default=None)
+"""The scope of the request being served in this task (set while a tool runs)."""
