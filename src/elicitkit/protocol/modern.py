@@ -21,6 +21,7 @@ from elicitkit.protocol.errors import (
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
+    RESOURCE_NOT_FOUND,
     UNSUPPORTED_PROTOCOL_VERSION,
     MCPError,
 )
@@ -121,6 +122,13 @@ def check_version(version: str, supported: tuple[str, ...] = MODERN_VERSIONS) ->
 def check_method(method: str) -> None:
     if method in REMOVED_METHODS:
         raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method} (removed in 2026-07-28)")
+
+
+def as_modern_error(error: MCPError) -> MCPError:
+    """The error as a 2026-07-28 server sends it: that era has no -32002, a missing resource is -32602."""
+    if error.code == RESOURCE_NOT_FOUND:
+        return MCPError(INVALID_PARAMS, error.message, error.data)
+    return error
 
 
 def missing_capability(required: dict[str, Any], message: str | None = None) -> MCPError:

@@ -18,7 +18,7 @@ import anyio
 from pydantic import ValidationError
 
 from elicitkit.elicitation.errors import ElicitationError, UrlElicitationRequired
-from elicitkit.protocol.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, MCPError
+from elicitkit.protocol.errors import INVALID_PARAMS, MCPError
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.server import asking
 from elicitkit.server.prompts import render_messages
@@ -178,16 +178,14 @@ async def list_templates(server: Server, scope: RequestScope) -> JSON:
 
 
 async def read_resource_method(server: Server, scope: RequestScope) -> JSON:
-    """``resources/read``: 2026 has no -32002, so a missing resource is -32602 there."""
+    """``resources/read`` (a missing resource is -32002; the 2026 session maps it to -32602)."""
     uri = scope.params.get("uri")
     if not isinstance(uri, str):
         raise MCPError(INVALID_PARAMS, "resources/read: uri must be a string")
     scope.open_round(server.state_codec)
     try:
         return await read_resource(server, uri, server.context_for(scope))
-    except MCPError as exc:
-        if scope.modern and exc.code == RESOURCE_NOT_FOUND:
-            raise MCPError(INVALID_PARAMS, exc.message, exc.data) from None
+    except MCPError:
         raise
     except BaseException as exc:
         if only_asking(exc):  # 2026: the questions end this round

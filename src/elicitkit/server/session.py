@@ -18,7 +18,7 @@ from elicitkit.protocol.errors import METHOD_NOT_FOUND, MCPError
 from elicitkit.protocol.handshake import INITIALIZE, INITIALIZED, PING, ServerHandshake
 from elicitkit.protocol.inbound import Rejected, Stateless, classify_request
 from elicitkit.protocol.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, JSON, Notification, RequestId
-from elicitkit.protocol.modern import DISCOVER, Envelope
+from elicitkit.protocol.modern import DISCOVER, Envelope, as_modern_error
 from elicitkit.runtime.contract import Send, StreamControl
 from elicitkit.runtime.peer import IncomingRequest, Peer
 from elicitkit.server.scope import legacy_scope, modern_scope
@@ -143,7 +143,13 @@ class ServerSession:
         handler = self.server.request_handlers.get(method)
         if handler is None:
             raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")
-        result = await handler(modern_scope(request, self, envelope))
+        try:
+            result = await handler(modern_scope(request, self, envelope))
+        except MCPError as exc:
+            answer = as_modern_error(exc)
+            if answer is exc:
+                raise
+            raise answer from None
         return self.server.finish_modern_result(method, result)
 
     async def _on_notification(self, notification: Notification) -> None:
