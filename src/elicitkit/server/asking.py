@@ -17,6 +17,7 @@ from typing import Any
 
 from elicitkit.elicitation.answers import parse_result
 from elicitkit.elicitation.errors import (
+    ElicitationError,
     ElicitationFailed,
     ElicitationTimeout,
     ElicitationUnsupported,
@@ -39,6 +40,28 @@ logger = logging.getLogger("elicitkit.elicitation")
 
 DEFAULT_TIMEOUT = 600.0
 """Seconds a question waits for its answer by default: a person is answering, give them time."""
+
+
+class TooManyQuestions(ElicitationError):
+    """A request asked more questions than its server allows (``Server(max_questions=...)``).
+
+    Every further question of the same request fails the same way, so a loop that keeps asking
+    ends instead of asking a person forever.
+    """
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        super().__init__(
+            f"asked more than {cap} questions in one request; raise Server(max_questions=...) if that is intended"
+        )
+
+
+def _count(request: RequestScope, questions: int = 1) -> None:
+    """Count questions against the server's cap (:class:`TooManyQuestions` past it)."""
+    request.asked += questions
+    cap = request.session.server.max_questions
+    if request.asked > cap:
+        raise TooManyQuestions(cap)
 
 
 def _require_mode(request: RequestScope, mode: str) -> str:
@@ -89,10 +112,12 @@ async def ask_form(
     version = _require_mode(request, "form")
     schema = form.schema_for(version)
     if request.modern:
+        _count(request)
         return await _ask_form_modern(request, message, form, schema, version, key)
     question = message
     limit = DEFAULT_TIMEOUT if timeout is None else timeout
     for attempt in range(1, max(1, max_attempts) + 1):
+        _count(request)
         # _send(), inlined: one frame fewer for every question waiting on a person
         try:
             raw = await request.send_request(
@@ -150,6 +175,7 @@ async def ask_url(
 ) -> ElicitationResult[None]:
     """Ask the user to visit a URL; ``accept`` means they agreed to go, not that they finished."""
     version = _require_mode(request, "url")
+    _count(request)
     params = url_request.to_params(version)
     if request.modern:
         round_ = _round(request)
@@ -169,6 +195,7 @@ async def request_input(request: RequestScope, method: str, params: dict[str, An
         if request.modern:
             raise missing_capability({needed: {}})
         raise ElicitationUnsupported(f"the client did not declare the {needed} capability")
+    _count(request)
     if request.modern:
         return await rounds.ask(_round(request), method, params, key=key)
     return await request.send_request(method, params)
@@ -177,6 +204,7 @@ async def request_input(request: RequestScope, method: str, params: dict[str, An
 async def request_inputs(request: RequestScope, requests: dict[str, tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     """Several input requests at once: one round in 2026, one after another on a handshake."""
     if request.modern:
+        _count(request, len(requests))
         return await rounds.ask_all(_round(request), requests)
     return {key: await request_input(request, method, params) for key, (method, params) in requests.items()}
 

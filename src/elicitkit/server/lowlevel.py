@@ -77,6 +77,7 @@ class LowLevelServer:
     # -- 2026-07-28 ------------------------------------------------------------------
 
     cache_ttl_ms = 60_000  # how long a client may reuse list and discover results
+    max_questions = 100  # questions one request may put to the user (a runaway loop ends here)
 
     def modern_capabilities(self) -> dict[str, Any]:
         """What a 2026 client is told: no logging/setLevel, no subscriptions, no list_changed."""

@@ -35,6 +35,11 @@ if TYPE_CHECKING:
 logger = logging.getLogger("elicitkit.server")
 
 
+def _open_round(server: Server, scope: RequestScope) -> None:
+    """Methods that may ask: on 2026 their round opens now (a bad ``requestState`` is -32602 here)."""
+    scope.open_round(server.state_codec, server.principal_of if server.principal is not None else None)
+
+
 def _round(scope: RequestScope) -> InputRound:
     """The round a question went into (only a 2026 scope with a round can raise the signal)."""
     assert scope.round is not None
@@ -110,7 +115,7 @@ def call_tool(server: Server, scope: RequestScope) -> Awaitable[JSON]:
         arguments = {}
     if not isinstance(arguments, dict):
         raise MCPError(INVALID_PARAMS, "tools/call: arguments must be an object")
-    scope.open_round(server.state_codec)
+    _open_round(server, scope)
     return run_tool(server, tool, arguments, scope)
 
 
@@ -182,7 +187,7 @@ async def read_resource_method(server: Server, scope: RequestScope) -> JSON:
     uri = scope.params.get("uri")
     if not isinstance(uri, str):
         raise MCPError(INVALID_PARAMS, "resources/read: uri must be a string")
-    scope.open_round(server.state_codec)
+    _open_round(server, scope)
     try:
         return await read_resource(server, uri, server.context_for(scope))
     except MCPError:
@@ -248,7 +253,7 @@ async def get_prompt(server: Server, scope: RequestScope) -> JSON:
         values = prompt.plan.validate(arguments)
     except ValidationError as exc:
         raise MCPError(INVALID_PARAMS, f"prompt {prompt.name}: {describe_validation_error(exc)}") from None
-    scope.open_round(server.state_codec)
+    _open_round(server, scope)
     try:
         value = await prompt.plan.invoke(inject(server, prompt.plan, values, scope))
     except BaseException as exc:

@@ -13,7 +13,7 @@ face user functions see) stands on it.
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from elicitkit.protocol.capabilities import declares, elicitation_modes
@@ -33,6 +33,7 @@ class RequestScope:
 
     __slots__ = (
         "_log_level",
+        "asked",
         "client_capabilities",
         "client_info",
         "modern",
@@ -61,6 +62,7 @@ class RequestScope:
         self.client_info = client_info
         self._log_level = log_level
         self.round: InputRound | None = None
+        self.asked = 0  # questions put so far (the server caps them per request)
 
     @property
     def params(self) -> dict[str, Any]:
@@ -78,13 +80,18 @@ class RequestScope:
         """Whether the client declared ``capability`` (for this request on 2026, for the session before)."""
         return declares(self.client_capabilities, capability)
 
-    def open_round(self, codec: StateCodec, principal: str | None = None) -> InputRound | None:
+    def open_round(
+        self, codec: StateCodec, principal: Callable[[RequestScope], str | None] | None = None
+    ) -> InputRound | None:
         """2026: the round of a request that may ask (answers in, questions out); None on a handshake.
 
-        The one place a round is made: its sealed state is opened (and refused, -32602) here.
+        The one place a round is made: its sealed state is opened (and refused, -32602) here,
+        bound to the ``principal`` this request acts for (a state sealed for one principal does
+        not open for another).
         """
         if self.modern:
-            self.round = InputRound(self.request.method, self.request.params, codec, principal)
+            who = principal(self) if principal is not None else None
+            self.round = InputRound(self.request.method, self.request.params, codec, who)
         return self.round
 
     # -- talking back ---------------------------------------------------------------------

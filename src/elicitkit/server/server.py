@@ -56,10 +56,20 @@ class Server(LowLevelServer):
         page_size: int = 100,
         tool_timeout: float | None = None,
         state_codec: StateCodec | None = None,
+        max_questions: int = LowLevelServer.max_questions,
+        principal: Callable[[Context], str | None] | None = None,
     ) -> None:
+        """``max_questions``: the most questions one request may ask (each re-ask counts); past it
+        the call ends with an error naming the cap. ``principal``: who a request acts for (say,
+        the user behind its token); 2026 ``requestState`` is bound to it, so a state sealed for
+        one principal is refused for another."""
         super().__init__(name, version, title=title, instructions=instructions)
+        if max_questions < 1:
+            raise ValueError("max_questions must be at least 1")
         self.page_size = page_size
         self.tool_timeout = tool_timeout
+        self.max_questions = max_questions
+        self.principal = principal
         # Seals 2026 requestState. Default: keys from ELICITKIT_STATE_KEYS (shared by processes), else fresh.
         self.state_codec: StateCodec = state_codec if state_codec is not None else default_codec()
         self.tools: dict[str, Tool] = {}
@@ -98,6 +108,10 @@ class Server(LowLevelServer):
         session = super().create_session(send, **kwargs)
         self._sessions.add(session)
         return session
+
+    def principal_of(self, scope: RequestScope) -> str | None:
+        """The principal a 2026 request's round is bound to (None without a ``principal`` hook)."""
+        return self.principal(self.context_for(scope)) if self.principal is not None else None
 
     def context_for(self, scope: RequestScope) -> Context:
         """The :class:`Context` handed to user functions (subclasses may return a richer one)."""
