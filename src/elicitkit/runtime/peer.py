@@ -264,17 +264,18 @@ class Peer:
     def _start_handler(self, request: Request, inbound: Inbound | None) -> None:
         if self._loop is None or self._closed:
             return
-        task = self._loop.create_task(self._run_handler(request, inbound), name="elicitkit-request")
+        incoming = IncomingRequest(self, request, inbound)
+        task = self._loop.create_task(self._run_handler(incoming), name="elicitkit-request")
         self._handlers[request.id] = task
 
-    async def _run_handler(self, request: Request, inbound: Inbound | None) -> None:
+    async def _run_handler(self, request: IncomingRequest) -> None:
         reply: JSON | None = None
         if self._cancel_at_start and request.id in self._cancel_at_start:
             self._cancel_at_start.discard(request.id)
             asyncio.current_task().cancel()  # type: ignore[union-attr]  # delivered at its first wait
         try:
             try:
-                result = await self._on_request(IncomingRequest(self, request, inbound))
+                result = await self._on_request(request)
             except MCPError as exc:
                 answered = self.conn.respond_error(request.id, exc)
                 reply = answered.to_wire() if answered is not None else None

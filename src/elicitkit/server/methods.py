@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import inspect
 import logging
+import sys
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
@@ -33,11 +34,6 @@ if TYPE_CHECKING:
     from elicitkit.server.server import Server
 
 logger = logging.getLogger("elicitkit.server")
-
-
-def _open_round(server: Server, scope: RequestScope) -> None:
-    """Methods that may ask: on 2026 their round opens now (a bad ``requestState`` is -32602 here)."""
-    scope.open_round(server.state_codec, server.principal_of if server.principal is not None else None)
 
 
 def _round(scope: RequestScope) -> InputRound:
@@ -115,7 +111,7 @@ def call_tool(server: Server, scope: RequestScope) -> Awaitable[JSON]:
         arguments = {}
     if not isinstance(arguments, dict):
         raise MCPError(INVALID_PARAMS, "tools/call: arguments must be an object")
-    _open_round(server, scope)
+    scope.open_round(server.state_codec, server.principal_hook)
     return run_tool(server, tool, arguments, scope)
 
 
@@ -135,14 +131,8 @@ async def run_tool(server: Server, tool: Tool, arguments: dict[str, Any], scope:
                 value = await tool.plan.invoke(values, thread=tool.thread)
     except InputRequired:  # 2026: the questions end this round (never an error, never logged)
         return _round(scope).result()
-    except BaseExceptionGroup as group:  # a task group in the tool: its children asked, or failed
-        _, failed = group.split(InputRequired)
-        if failed is None:
-            return _round(scope).result()
-        if not isinstance(failed, Exception):
-            raise
-        logger.error("tool %s raised", tool.name, exc_info=failed)
-        return error_result(f"Error executing tool {tool.name}: {failed}")
+    except BaseExceptionGroup:  # a task group in the tool: its children asked, or failed
+        return _group_outcome(tool, scope)  # (no "as" name: every local is kept while a tool waits)
     except ToolError as exc:
         return error_result(str(exc))
     except UrlElicitationRequired as exc:
@@ -159,6 +149,20 @@ async def run_tool(server: Server, tool: Tool, arguments: dict[str, Any], scope:
         logger.exception("tool %s raised", tool.name)
         return error_result(f"Error executing tool {tool.name}: {exc}")
     return tool.render(value)
+
+
+def _group_outcome(tool: Tool, scope: RequestScope) -> JSON:
+    """The exception group being handled: the round's result if its children only asked, else
+    the tool's failure as an ``isError`` result (a KeyboardInterrupt and the like propagate)."""
+    group = sys.exception()
+    assert isinstance(group, BaseExceptionGroup)
+    _, failed = group.split(InputRequired)
+    if failed is None:
+        return _round(scope).result()
+    if not isinstance(failed, Exception):
+        raise group
+    logger.error("tool %s raised", tool.name, exc_info=failed)
+    return error_result(f"Error executing tool {tool.name}: {failed}")
 
 
 async def prepare_call(server: Server, tool: Tool, values: dict[str, Any], scope: RequestScope) -> dict[str, Any]:
@@ -187,7 +191,7 @@ async def read_resource_method(server: Server, scope: RequestScope) -> JSON:
     uri = scope.params.get("uri")
     if not isinstance(uri, str):
         raise MCPError(INVALID_PARAMS, "resources/read: uri must be a string")
-    _open_round(server, scope)
+    scope.open_round(server.state_codec, server.principal_hook)
     try:
         return await read_resource(server, uri, server.context_for(scope))
     except MCPError:
@@ -253,7 +257,7 @@ async def get_prompt(server: Server, scope: RequestScope) -> JSON:
         values = prompt.plan.validate(arguments)
     except ValidationError as exc:
         raise MCPError(INVALID_PARAMS, f"prompt {prompt.name}: {describe_validation_error(exc)}") from None
-    _open_round(server, scope)
+    scope.open_round(server.state_codec, server.principal_hook)
     try:
         value = await prompt.plan.invoke(inject(server, prompt.plan, values, scope))
     except BaseException as exc:

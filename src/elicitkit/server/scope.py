@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from elicitkit.protocol.capabilities import declares, elicitation_modes
 from elicitkit.protocol.jsonrpc import JSON, RequestId
@@ -28,40 +28,23 @@ if TYPE_CHECKING:
 
 
 class RequestScope:
-    """What a request handler gets: the request, its session, the client as this request sees it,
-    and (2026, methods that may ask) the round."""
+    """What a request handler gets: the request, its session, the client as this request sees it
+    (``client``: a 2026 request's envelope, or the handshake's facts), and on 2026 the round.
 
-    __slots__ = (
-        "_log_level",
-        "asked",
-        "client_capabilities",
-        "client_info",
-        "modern",
-        "protocol_version",
-        "request",
-        "round",
-        "session",
-    )
+    Built only by :func:`legacy_scope` or :func:`modern_scope`; the two eras differ in the
+    subclass they make, never in a flag checked downstream of here. Kept small: a request
+    parked on a person holds its scope for as long as it waits.
+    """
 
-    def __init__(
-        self,
-        request: IncomingRequest,
-        session: ServerSession,
-        *,
-        modern: bool,
-        protocol_version: str | None,
-        client_capabilities: dict[str, Any],
-        client_info: dict[str, Any],
-        log_level: str | None = None,
-    ) -> None:
+    __slots__ = ("asked", "client", "request", "session")
+
+    modern: ClassVar[bool]
+    round: InputRound | None
+
+    def __init__(self, request: IncomingRequest, session: ServerSession, client: Envelope) -> None:
         self.request = request
         self.session = session
-        self.modern = modern  # 2026-07-28: stateless, questions go into the round
-        self.protocol_version = protocol_version
-        self.client_capabilities = client_capabilities
-        self.client_info = client_info
-        self._log_level = log_level
-        self.round: InputRound | None = None
+        self.client = client
         self.asked = 0  # questions put so far (the server caps them per request)
 
     @property
@@ -73,31 +56,38 @@ class RequestScope:
         return self.request.id
 
     @property
+    def protocol_version(self) -> str | None:
+        return self.client.protocol_version or None  # None: no handshake has settled one
+
+    @property
+    def client_capabilities(self) -> dict[str, Any]:
+        return self.client.client_capabilities
+
+    @property
+    def client_info(self) -> dict[str, Any]:
+        return self.client.client_info
+
+    @property
     def elicitation_modes(self) -> frozenset[str]:
-        return elicitation_modes(self.client_capabilities)
+        return elicitation_modes(self.client.client_capabilities)
 
     def client_supports(self, capability: str) -> bool:
         """Whether the client declared ``capability`` (for this request on 2026, for the session before)."""
-        return declares(self.client_capabilities, capability)
+        return declares(self.client.client_capabilities, capability)
 
     def open_round(
         self, codec: StateCodec, principal: Callable[[RequestScope], str | None] | None = None
     ) -> InputRound | None:
-        """2026: the round of a request that may ask (answers in, questions out); None on a handshake.
-
-        The one place a round is made: its sealed state is opened (and refused, -32602) here,
-        bound to the ``principal`` this request acts for (a state sealed for one principal does
-        not open for another).
-        """
-        if self.modern:
-            who = principal(self) if principal is not None else None
-            self.round = InputRound(self.request.method, self.request.params, codec, who)
-        return self.round
+        """2026: the round of a request that may ask (answers in, questions out); None on a handshake."""
+        return None
 
     # -- talking back ---------------------------------------------------------------------
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         await self.request.report_progress(progress, total, message)
+
+    def _log_threshold(self) -> str | None:
+        return self.session.log_level
 
     async def log(self, level: str, data: Any, logger_name: str | None = None) -> None:
         """A ``notifications/message`` on this request's stream, if the client's level lets it through.
@@ -105,7 +95,7 @@ class RequestScope:
         2026: only when this request asked for a level in ``_meta``; handshake: the session's level
         (which ``logging/setLevel`` may change while the request runs).
         """
-        threshold = self._log_level if self.modern else self.session.log_level
+        threshold = self._log_threshold()
         await self.session.log(level, data, logger_name, related=self.request.id, threshold=threshold)
 
     def send_request(
@@ -127,30 +117,52 @@ class RequestScope:
         return streams is not None and streams.close_stream(self.request.id, retry_ms)
 
 
+class _HandshakeScope(RequestScope):
+    """A handshake-era request: questions are sent now, on the session's back channel."""
+
+    __slots__ = ()
+
+    modern = False
+    round = None
+
+
+class _StatelessScope(RequestScope):
+    """A 2026-07-28 request: questions go into its round."""
+
+    __slots__ = ("round",)
+
+    modern = True
+
+    def __init__(self, request: IncomingRequest, session: ServerSession, client: Envelope) -> None:
+        # The base's assignments inline: one call fewer per request.
+        self.request = request
+        self.session = session
+        self.client = client
+        self.asked = 0
+        self.round: InputRound | None = None
+
+    def open_round(
+        self, codec: StateCodec, principal: Callable[[RequestScope], str | None] | None = None
+    ) -> InputRound | None:
+        """The one place a round is made: its sealed state is opened (and refused, -32602) here,
+        bound to the ``principal`` this request acts for (a state sealed for one principal does
+        not open for another)."""
+        who = principal(self) if principal is not None else None
+        self.round = InputRound(self.request.method, self.request.params, codec, who)
+        return self.round
+
+    def _log_threshold(self) -> str | None:
+        return self.client.log_level
+
+
 def legacy_scope(request: IncomingRequest, session: ServerSession) -> RequestScope:
     """A handshake-era request: the client is who it said it was in ``initialize``."""
-    handshake = session.handshake
-    return RequestScope(
-        request,
-        session,
-        modern=False,
-        protocol_version=handshake.protocol_version,
-        client_capabilities=handshake.client_capabilities,
-        client_info=handshake.client_info,
-    )
+    return _HandshakeScope(request, session, session.client)
 
 
 def modern_scope(request: IncomingRequest, session: ServerSession, envelope: Envelope) -> RequestScope:
     """A 2026-07-28 request: the client describes itself in this request's envelope."""
-    return RequestScope(
-        request,
-        session,
-        modern=True,
-        protocol_version=envelope.protocol_version,
-        client_capabilities=envelope.client_capabilities,
-        client_info=envelope.client_info,
-        log_level=envelope.log_level,
-    )
+    return _StatelessScope(request, session, envelope)
 
 
 current_scope: contextvars.ContextVar[RequestScope | None] = contextvars.ContextVar("elicitkit_request", default=None)

@@ -69,6 +69,8 @@ class Server(LowLevelServer):
         self.page_size = page_size
         self.tool_timeout = tool_timeout
         self.max_questions = max_questions
+        # What a 2026 round asks for its principal (None: rounds are bound to no principal).
+        self.principal_hook: Callable[[RequestScope], str | None] | None = None
         self.principal = principal
         # Seals 2026 requestState. Default: keys from ELICITKIT_STATE_KEYS (shared by processes), else fresh.
         self.state_codec: StateCodec = state_codec if state_codec is not None else default_codec()
@@ -108,6 +110,16 @@ class Server(LowLevelServer):
         session = super().create_session(send, **kwargs)
         self._sessions.add(session)
         return session
+
+    @property
+    def principal(self) -> Callable[[Context], str | None] | None:
+        """Who a request acts for; 2026 ``requestState`` is bound to it (see ``__init__``)."""
+        return self._principal
+
+    @principal.setter
+    def principal(self, hook: Callable[[Context], str | None] | None) -> None:
+        self._principal = hook
+        self.principal_hook = self.principal_of if hook is not None else None
 
     def principal_of(self, scope: RequestScope) -> str | None:
         """The principal a 2026 request's round is bound to (None without a ``principal`` hook)."""

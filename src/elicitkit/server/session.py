@@ -16,7 +16,7 @@ from elicitkit.protocol.capabilities import declares, elicitation_modes
 from elicitkit.protocol.connection import Role
 from elicitkit.protocol.errors import METHOD_NOT_FOUND, MCPError
 from elicitkit.protocol.handshake import INITIALIZE, INITIALIZED, PING, ServerHandshake
-from elicitkit.protocol.inbound import Rejected, Stateless, classify_request
+from elicitkit.protocol.inbound import HANDSHAKE, Rejected, Stateless, classify_request
 from elicitkit.protocol.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, JSON, Notification, RequestId
 from elicitkit.protocol.modern import DISCOVER, Envelope, as_modern_error
 from elicitkit.runtime.contract import Send, StreamControl
@@ -52,6 +52,9 @@ class ServerSession:
         self.handshake = ServerHandshake()
         self.log_level: str | None = None
         self.subscriptions: set[str] = set()
+        # What the handshake settled about the client, in the shape a 2026 request carries it:
+        # one object per session, shared by every request's scope (set by initialize).
+        self.client = Envelope("", {}, {})
         # The transport's per-request streams, where it has them (HTTP: close an SSE stream early).
         self.streams = streams
         # Serve only 2026 requests (the shared session behind stateless HTTP).
@@ -111,21 +114,25 @@ class ServerSession:
         inbound = request.inbound
         if inbound is None:
             inbound = classify_request(request.method, request.params, stateless=self.stateless)
-        if type(inbound) is Stateless:
-            assert inbound.envelope is not None  # requests always carry one
-            return self._serve_modern(request, inbound.envelope)
-        if type(inbound) is Rejected:
+        if inbound is not HANDSHAKE:
+            if type(inbound) is Stateless:
+                assert inbound.envelope is not None  # requests always carry one
+                return self._serve_modern(request, inbound.envelope)
+            assert type(inbound) is Rejected
             raise inbound.error
         method = request.method
         if method == INITIALIZE:
-            return _ready(
-                self.handshake.initialize(
-                    request.params,
-                    server_info=self.server.server_info,
-                    capabilities=self.server.capabilities(),
-                    instructions=self.server.instructions,
-                )
+            result = self.handshake.initialize(
+                request.params,
+                server_info=self.server.server_info,
+                capabilities=self.server.capabilities(),
+                instructions=self.server.instructions,
             )
+            handshake = self.handshake
+            self.client = Envelope(
+                handshake.protocol_version or "", handshake.client_capabilities, handshake.client_info
+            )
+            return _ready(result)
         if method == PING:
             return _ready({})
         self.handshake.admit(method)
