@@ -23,7 +23,7 @@ from elicitkit.protocol.errors import INVALID_PARAMS, MCPError
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.server import asking
 from elicitkit.server.prompts import render_messages
-from elicitkit.server.resolvers import legacy_asker, resolve
+from elicitkit.server.resolvers import context_asker, resolve
 from elicitkit.server.resources import render_contents
 from elicitkit.server.rounds.round import InputRequired, InputRound, only_asking
 from elicitkit.server.scope import RequestScope, current_scope
@@ -171,7 +171,7 @@ async def prepare_call(server: Server, tool: Tool, values: dict[str, Any], scope
     values = inject(server, tool.plan, values, scope)
     if tool.resolvers is not None:
         context = server.context_for(scope)
-        values.update(await resolve(tool.resolvers, values, context, legacy_asker(context)))
+        values.update(await resolve(tool.resolvers, values, context, context_asker(context)))
     return values
 
 
