@@ -40,7 +40,8 @@ from elicitkit.protocol.connection import (
 from elicitkit.protocol.errors import INTERNAL_ERROR, ConnectionClosed, MCPError, RequestTimeout
 from elicitkit.protocol.inbound import Inbound
 from elicitkit.protocol.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, JSON, Notification, Request, RequestId
-from elicitkit.runtime.contract import Incoming, Send
+from elicitkit.runtime.contract import Incoming
+from elicitkit.runtime.contract import Send as Send  # re-exported: what callers knew as elicitkit.peer.Send
 
 logger = logging.getLogger("elicitkit.peer")
 
