@@ -1,10 +1,15 @@
 """Limits a server puts on one request: how many questions it may ask (issue 12 item 16), and
-whose ``requestState`` it may open (item 18: the principal hook)."""
+whose ``requestState`` it may open (item 18: the principal hook, or the identity an HTTP
+authentication layer vouches for)."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
+import httpx
 import pytest
 from pydantic import BaseModel
 
@@ -12,8 +17,9 @@ from elicitkit import Client, Context, Server
 from elicitkit.elicitation.requests import ElicitRequest
 from elicitkit.elicitation.results import ElicitationResult
 from elicitkit.server.rounds.sealing import PUBLIC_MESSAGE
+from elicitkit.transports.http.asgi import StreamableHTTPHandler
 
-from ._modern import Modern, accept, complete, input_required, memory_wire, meta
+from ._modern import HttpWire, Modern, accept, complete, headers_for, input_required, memory_wire, meta
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
 
@@ -128,3 +134,58 @@ async def test_without_a_principal_hook_state_is_not_bound_to_one() -> None:
         params["requestState"] = first["requestState"]
         done = complete(await client.request("tools/call", params, envelope=as_user("bob")))
         assert done["content"][0]["text"] == "go=False"
+
+
+# -- the principal an HTTP authentication layer vouches for ---------------------------------
+
+
+@asynccontextmanager
+async def _served_behind_auth(server: Server) -> AsyncIterator[str]:
+    """The endpoint behind a stand-in for an authentication middleware: ``X-Test-User`` becomes
+    ``scope["user"]``, as Starlette's AuthenticationMiddleware would set it."""
+    import uvicorn
+    from starlette.authentication import SimpleUser
+
+    handler = StreamableHTTPHandler(server)
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            user = dict(scope["headers"]).get(b"x-test-user")
+            if user:
+                scope["user"] = SimpleUser(user.decode())
+        await handler(scope, receive, send)
+
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on", access_log=False)
+    userver = uvicorn.Server(config)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(userver.serve)
+        while not userver.started:  # noqa: ASYNC110 - uvicorn offers no started event
+            await anyio.sleep(0.01)
+        port = userver.servers[0].sockets[0].getsockname()[1]
+        try:
+            yield f"http://127.0.0.1:{port}/mcp"
+        finally:
+            userver.should_exit = True
+
+
+async def test_over_http_a_state_is_bound_to_the_authenticated_user() -> None:
+    server = Server("bound-by-auth")
+
+    @server.tool()
+    async def confirm(ctx: Context) -> str:
+        answer = await ctx.elicit("Go ahead?", Again, key="go")
+        return f"go={answer.data.again}" if answer.action == "accept" else answer.action
+
+    async with _served_behind_auth(server) as url, httpx.AsyncClient(timeout=10) as http:
+        client = Modern(HttpWire(http, url))
+
+        async def call(user: str, **extra: Any) -> Any:
+            headers = {**headers_for("tools/call", {"name": "confirm"}), "X-Test-User": user}
+            params = {"name": "confirm", "arguments": {}, **extra}
+            return await client.request("tools/call", params, headers=headers)
+
+        state = input_required(await call("alice"))["requestState"]
+        answered = {"inputResponses": {"go": accept(again=True)}, "requestState": state}
+        refused = await call("mallory", **answered)
+        assert (refused.status, refused.error["message"]) == (400, PUBLIC_MESSAGE)
+        assert complete(await call("alice", **answered))["content"][0]["text"] == "go=True"

@@ -37,9 +37,14 @@ class Handshake:
 
 @dataclass(frozen=True, slots=True)
 class Stateless:
-    """A 2026-07-28 message; ``envelope`` is None for a notification or response (nothing to serve)."""
+    """A 2026-07-28 message; ``envelope`` is None for a notification or response (nothing to serve).
+
+    ``principal``: who the transport authenticated the request as (HTTP), if anyone; a round's
+    sealed state is bound to it.
+    """
 
     envelope: Envelope | None
+    principal: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,12 +80,13 @@ def classify_request(
     headers: Mapping[str, str] | None = None,
     header_params: HeaderParams = _no_header_params,
     stateless: bool = False,
+    principal: str | None = None,
 ) -> Inbound:
     """The route of one request (see the module docstring).
 
     ``headers`` (lower-case names) are the HTTP request's; None off HTTP. ``header_params``
     finds a tool's ``x-mcp-header`` arguments. ``stateless``: the receiving session serves
-    only 2026 requests.
+    only 2026 requests. ``principal``: the identity the transport authenticated, if any.
     """
     if headers is not None:
         version_header = headers.get(VERSION_HEADER)
@@ -108,7 +114,7 @@ def classify_request(
         check_method(method)
     except MCPError as exc:
         return Rejected(exc, modern_http_status(exc.code))
-    return Stateless(envelope)
+    return Stateless(envelope, principal)
 
 
 def classify_other(params: object, headers: Mapping[str, str]) -> Inbound:

@@ -129,25 +129,29 @@ class _HandshakeScope(RequestScope):
 class _StatelessScope(RequestScope):
     """A 2026-07-28 request: questions go into its round."""
 
-    __slots__ = ("round",)
+    __slots__ = ("principal", "round")
 
     modern = True
 
-    def __init__(self, request: IncomingRequest, session: ServerSession, client: Envelope) -> None:
+    def __init__(
+        self, request: IncomingRequest, session: ServerSession, client: Envelope, principal: str | None = None
+    ) -> None:
         # The base's assignments inline: one call fewer per request.
         self.request = request
         self.session = session
         self.client = client
         self.asked = 0
         self.round: InputRound | None = None
+        self.principal = principal  # who the transport authenticated (HTTP), if anyone
 
     def open_round(
         self, codec: StateCodec, principal: Callable[[RequestScope], str | None] | None = None
     ) -> InputRound | None:
         """The one place a round is made: its sealed state is opened (and refused, -32602) here,
-        bound to the ``principal`` this request acts for (a state sealed for one principal does
+        bound to the principal this request acts for: the server's ``principal`` hook's answer,
+        else the identity its transport authenticated (a state sealed for one principal does
         not open for another)."""
-        who = principal(self) if principal is not None else None
+        who = principal(self) if principal is not None else self.principal
         self.round = InputRound(self.request.method, self.request.params, codec, who)
         return self.round
 
@@ -160,9 +164,11 @@ def legacy_scope(request: IncomingRequest, session: ServerSession) -> RequestSco
     return _HandshakeScope(request, session, session.client)
 
 
-def modern_scope(request: IncomingRequest, session: ServerSession, envelope: Envelope) -> RequestScope:
+def modern_scope(
+    request: IncomingRequest, session: ServerSession, envelope: Envelope, principal: str | None = None
+) -> RequestScope:
     """A 2026-07-28 request: the client describes itself in this request's envelope."""
-    return _StatelessScope(request, session, envelope)
+    return _StatelessScope(request, session, envelope, principal)
 
 
 current_scope: contextvars.ContextVar[RequestScope | None] = contextvars.ContextVar("elicitkit_request", default=None)

@@ -117,7 +117,7 @@ class ServerSession:
         if inbound is not HANDSHAKE:
             if type(inbound) is Stateless:
                 assert inbound.envelope is not None  # requests always carry one
-                return self._serve_modern(request, inbound.envelope)
+                return self._serve_modern(request, inbound.envelope, inbound.principal)
             assert type(inbound) is Rejected
             raise inbound.error
         method = request.method
@@ -141,7 +141,7 @@ class ServerSession:
             raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")
         return handler(legacy_scope(request, self))
 
-    async def _serve_modern(self, request: IncomingRequest, envelope: Envelope) -> JSON:
+    async def _serve_modern(self, request: IncomingRequest, envelope: Envelope, principal: str | None) -> JSON:
         """A 2026-07-28 request, already checked (:mod:`elicitkit.protocol.inbound`), served
         without any session state."""
         method = request.method
@@ -151,7 +151,7 @@ class ServerSession:
         if handler is None:
             raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")
         try:
-            result = await handler(modern_scope(request, self, envelope))
+            result = await handler(modern_scope(request, self, envelope, principal))
         except MCPError as exc:
             answer = as_modern_error(exc)
             if answer is exc:

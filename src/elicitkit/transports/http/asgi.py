@@ -52,7 +52,12 @@ from elicitkit.transports.http.responses import (
     send_json,
     send_plain,
 )
-from elicitkit.transports.http.security import OriginGuard, accepts_event_stream, check_post_content
+from elicitkit.transports.http.security import (
+    OriginGuard,
+    accepts_event_stream,
+    authenticated_identity,
+    check_post_content,
+)
 from elicitkit.transports.http.sessions import HTTPSession, SessionTable
 from elicitkit.transports.http.streams import Stream, decided, is_decided
 
@@ -150,7 +155,11 @@ class StreamableHTTPHandler:
             await self._post_other(message, obj, headers, send)
             return None
         inbound = classify_request(
-            message.method, message.params, headers=headers, header_params=self.server.tool_header_params
+            message.method,
+            message.params,
+            headers=headers,
+            header_params=self.server.tool_header_params,
+            principal=authenticated_identity(scope),
         )
         if type(inbound) is Rejected:
             await send_json(send, inbound.status, ErrorResponse(message.id, inbound.error).to_wire())

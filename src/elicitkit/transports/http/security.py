@@ -71,3 +71,27 @@ def accepts_event_stream(headers: dict[str, str]) -> bool:
     """A GET must accept SSE."""
     accept = headers.get("accept", "")
     return "text/event-stream" in accept or "*/*" in accept
+
+
+def authenticated_identity(scope: Scope) -> str | None:
+    """Who an authentication middleware in front of the endpoint says the request comes from.
+
+    The ASGI convention Starlette's ``AuthenticationMiddleware`` follows: ``scope["user"]``
+    with ``is_authenticated`` and ``identity``. None when nobody authenticated the request.
+    """
+    user = scope.get("user")
+    if user is None:
+        return None
+    try:
+        if not user.is_authenticated:
+            return None
+    except (AttributeError, NotImplementedError):
+        return None
+    for attribute in ("identity", "display_name"):  # Starlette's BaseUser may leave identity out
+        try:
+            value = getattr(user, attribute)
+        except (AttributeError, NotImplementedError):
+            continue
+        if isinstance(value, str) and value:
+            return value
+    return None
