@@ -34,7 +34,8 @@ import anyio
 from elicitkit import LowLevelServer, MCPError
 from elicitkit.protocol.errors import INVALID_PARAMS
 from elicitkit.protocol.jsonrpc import JSON, RequestId
-from elicitkit.server.session import RequestContext, ServerSession
+from elicitkit.server.scope import RequestScope as RequestContext
+from elicitkit.server.session import ServerSession
 
 TOOL_NAMES = ("echo", "sleep", "progress", "roots", "ping_client", "stats", "notify_later")
 

@@ -36,7 +36,7 @@ from _rawpeers import (
 )
 from elicitkit import Client
 from elicitkit.protocol.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
-from elicitkit.transports.http_server import serve_http_background
+from elicitkit.transports.http.serve import serve_http_background
 from support_server import SupportServer
 
 pytestmark = pytest.mark.anyio
@@ -276,7 +276,7 @@ async def test_http_bad_body_is_rejected_and_session_survives(
     await raw.assert_ping()
     session = http_server.sessions[-1]
     assert session.peer.conn.running_incoming == 0
-    assert not session.transport_hooks.streams  # no request stream left open by the rejected body
+    assert not session.streams.streams  # no request stream left open by the rejected body
 
 
 @pytest.mark.parametrize(
@@ -363,7 +363,7 @@ async def test_http_client_aborts_post_mid_request(raw: RawHTTP, http_server: Su
         what="the retention tasks to end",
     )
     assert not tasks_named("_wait_or_disconnect")
-    assert "gone" not in session.transport_hooks.streams  # the HTTPSession dropped the request's stream
+    assert "gone" not in session.streams.streams  # the HTTPSession dropped the request's stream
 
 
 async def test_http_missing_session_id_is_400(raw: RawHTTP) -> None:

@@ -37,7 +37,7 @@ from _rawpeers import (
 )
 from elicitkit import Client, MCPError
 from elicitkit.protocol.errors import INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
-from elicitkit.transports.http_server import serve_http_background
+from elicitkit.transports.http.serve import serve_http_background
 from support_server import SupportServer
 
 pytestmark = pytest.mark.anyio
@@ -345,7 +345,7 @@ async def test_roots_callback_is_called_each_time(connect: Connect) -> None:
         assert (await client.call_tool("roots")).structured_content == {"roots": [{"uri": "file:///r1"}]}
         assert (await client.call_tool("roots")).structured_content == {"roots": [{"uri": "file:///r2"}]}
         assert target.server is not None
-        assert target.server.sessions[-1].client_declares("roots")
+        assert target.server.sessions[-1].client_supports("roots")
 
 
 async def test_roots_request_to_a_client_without_roots_is_method_not_found(connect: Connect) -> None:
@@ -355,7 +355,7 @@ async def test_roots_request_to_a_client_without_roots_is_method_not_found(conne
             await client.call_tool("roots")
         assert info.value.code == METHOD_NOT_FOUND
         assert target.server is not None
-        assert not target.server.sessions[-1].client_declares("roots")
+        assert not target.server.sessions[-1].client_supports("roots")
         await client.ping()
 
 
@@ -533,7 +533,7 @@ async def test_http_client_receives_unrelated_notifications(http_server: Support
 
     assert http_server.url is not None
     async with Client(http_server.url, notification_callback=on_notification) as client:
-        standalone = http_server.sessions[-1].transport_hooks.standalone  # the HTTPSession's GET stream
+        standalone = http_server.sessions[-1].streams.standalone  # the HTTPSession's GET stream
         await wait_until(lambda: standalone.listeners == 1, what="the client to open its standalone GET stream")
         await client.call_tool("notify_later", {"delay": 0.05})
         with anyio.fail_after(5):
@@ -610,6 +610,6 @@ async def test_http_cancelled_request_leaves_no_stream_or_task_behind(raw: RawHT
     await wait_until(lambda: "cx" in http_server.cancelled, what="the handler to be cancelled")
     assert http_server.sessions[-1].peer.conn.running_incoming == 0
     await raw.assert_ping()
-    streams = http_server.sessions[-1].transport_hooks.streams  # the HTTPSession's open request streams
+    streams = http_server.sessions[-1].streams.streams  # the HTTPSession's open request streams
     await wait_until(lambda: "cx" not in streams, timeout=1, what="the cancelled request's stream to be dropped")
     await wait_until(lambda: set(tasks_named("_retire_when_done")) <= before, timeout=0.5, what="the watcher to end")

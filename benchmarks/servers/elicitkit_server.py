@@ -137,7 +137,7 @@ def build_server(scenario: str = "echo") -> LowLevelServer:
 
 
 async def serve_http(server: LowLevelServer, host: str, port: int) -> None:
-    from elicitkit.transports.http_server import serve_http_background
+    from elicitkit.transports.http.serve import serve_http_background
 
     # serve_http_background already runs uvicorn with _common.UVICORN_SETTINGS.
     async with serve_http_background(server, host=host, port=port) as handle:

@@ -315,7 +315,7 @@ def load_server(target: str) -> Any:
             module = importlib.import_module(module_part)
         except ModuleNotFoundError as exc:
             raise click.BadParameter(f"cannot import {module_part!r}: {exc}", param_hint="MODULE:SERVER") from None
-    from elicitkit.server.framework import Server
+    from elicitkit.server.server import Server
 
     obj = getattr(module, attr, None)
     if obj is None:

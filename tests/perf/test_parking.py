@@ -17,7 +17,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from elicitkit import AcceptedElicitation, Client, Context, ElicitationResult, FormRequest, Server
-from elicitkit.transports.http_server import serve_http_background
+from elicitkit.transports.http.serve import serve_http_background
 
 pytestmark = [pytest.mark.anyio, pytest.mark.perf, pytest.mark.timeout(120)]
 

@@ -258,7 +258,7 @@ async def memory_wire(server: LowLevelServer) -> AsyncIterator[MemoryWire]:
 @asynccontextmanager
 async def http_wire(server: LowLevelServer) -> AsyncIterator[HttpWire]:
     """Our server on a loopback port in this event loop, and an httpx client for it."""
-    from elicitkit.transports.http_server import serve_http_background
+    from elicitkit.transports.http.serve import serve_http_background
 
     async with serve_http_background(server, port=0) as handle, httpx.AsyncClient(timeout=10) as client:
         yield HttpWire(client, handle.url)

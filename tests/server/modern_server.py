@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from elicitkit import Context, Elicit, ElicitationResult, Resolve, Server
 from elicitkit.elicitation.results import AcceptedElicitation
-from elicitkit.server.request_state import StateCodec
+from elicitkit.server.rounds.sealing import StateCodec
 
 
 class Name(BaseModel):
@@ -111,7 +111,7 @@ def build_server(state_codec: StateCodec | None = None) -> Server:
 
 
 async def _serve_http(server: Server) -> None:
-    from elicitkit.transports.http_server import serve_http_background
+    from elicitkit.transports.http.serve import serve_http_background
 
     async with serve_http_background(server, port=0) as handle:
         print(f"URL {handle.url}", flush=True)

@@ -28,7 +28,8 @@ import orjson
 import pytest
 
 from elicitkit import Server
-from elicitkit.server.request_state import PUBLIC_MESSAGE, AeadStateCodec, KeyRing
+from elicitkit.server.rounds.keys import KeyRing
+from elicitkit.server.rounds.sealing import PUBLIC_MESSAGE, AeadStateCodec
 
 from ._modern import (
     ACCEPT,
@@ -286,6 +287,27 @@ async def test_the_ladder_runs_in_order(http: Modern) -> None:
     )
     error_of(await http.request("nope/nope", envelope=meta("v999.0.0"), headers=headers), -32022, 400)
     error_of(await http.request("nope/nope", headers=headers_for("nope/nope", None)), -32601, 404)
+
+
+async def test_the_envelope_is_read_once_per_request(client: Modern, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One classification per request: the transport (HTTP) or the session (in-process), never both."""
+    from elicitkit.protocol import modern
+
+    original = modern.read_envelope
+    calls: list[object] = []
+
+    def counting(params: Any) -> Any:
+        calls.append(params)
+        return original(params)
+
+    ours = [m for name, m in list(sys.modules.items()) if name.startswith("elicitkit") and m is not None]
+    for module in ours:
+        if getattr(module, "read_envelope", None) is original:
+            monkeypatch.setattr(module, "read_envelope", counting)
+    complete(await client.request("tools/list"))
+    assert len(calls) == 1
+    complete(await client.call("echo", {"text": "once"}))
+    assert len(calls) == 2
 
 
 async def test_missing_capability_is_400_with_required_capabilities_object(client: Modern) -> None:

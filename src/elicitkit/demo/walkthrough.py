@@ -25,7 +25,7 @@ from elicitkit.client.handlers.policy import AuditLog, Policy, RateLimit
 from elicitkit.demo.server import BOOKINGS, FOLDERS, bank, server
 from elicitkit.elicitation.requests import ElicitRequest, FormRequest, UrlRequest
 from elicitkit.elicitation.results import ElicitationResult
-from elicitkit.transports.http_server import serve_http_background
+from elicitkit.transports.http.serve import serve_http_background
 
 # What the CI handler answers with (by field name); anything else comes from the schema's defaults.
 CI_DEFAULTS: dict[str, Any] = {"seating": "terrace", "extras": ["cake"], "ok": True}

@@ -95,3 +95,20 @@ class ConnectionClosed(MCPError):
 
 class LocalProtocolError(Exception):
     """This side tried to do something the protocol forbids (a bug in the caller, not the peer)."""
+
+
+# The HTTP status of a 2026-07-28 JSON error answer (anything else is 200 with the error body).
+MODERN_HTTP_STATUS: dict[int, int] = {
+    INVALID_PARAMS: 400,
+    INVALID_REQUEST: 400,
+    PARSE_ERROR: 400,
+    HEADER_MISMATCH: 400,
+    MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
+    UNSUPPORTED_PROTOCOL_VERSION: 400,
+    METHOD_NOT_FOUND: 404,
+}
+
+
+def modern_http_status(code: object) -> int:
+    """The HTTP status a 2026-07-28 server answers a JSON-RPC error ``code`` with."""
+    return MODERN_HTTP_STATUS.get(code, 200) if isinstance(code, int) else 200

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,7 @@ from elicitkit.protocol.errors import (
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
+    RESOURCE_NOT_FOUND,
     UNSUPPORTED_PROTOCOL_VERSION,
     MCPError,
 )
@@ -49,7 +51,7 @@ REMOVED_METHODS = frozenset({"initialize", "ping", "logging/setLevel", "resource
 REMOVED_NOTIFICATIONS = frozenset({"notifications/initialized", "notifications/roots/list_changed"})
 # Methods whose results may be an InputRequiredResult.
 MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
-# Methods whose target travels in Mcp-Name, and the param holding it.
+# Methods whose target travels in Mcp-Name (and is bound into requestState), and the param holding it.
 NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 _B64_PREFIX = "=?base64?"
@@ -134,6 +136,13 @@ def mutual_version(preferred: str, supported: object) -> str | None:
 def check_method(method: str) -> None:
     if method in REMOVED_METHODS:
         raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method} (removed in 2026-07-28)")
+
+
+def as_modern_error(error: MCPError) -> MCPError:
+    """The error as a 2026-07-28 server sends it: that era has no -32002, a missing resource is -32602."""
+    if error.code == RESOURCE_NOT_FOUND:
+        return MCPError(INVALID_PARAMS, error.message, error.data)
+    return error
 
 
 def missing_capability(required: dict[str, Any], message: str | None = None) -> MCPError:
@@ -251,7 +260,7 @@ def request_headers(method: str, params: dict[str, Any], version: str, header_pa
 
 
 def check_headers(
-    headers: dict[str, str], method: str, params: dict[str, Any], version: str, header_params: dict[str, str]
+    headers: Mapping[str, str], method: str, params: dict[str, Any], version: str, header_params: dict[str, str]
 ) -> None:
     """Server side of :func:`request_headers`: -32020 on anything missing or not matching."""
     if headers.get("mcp-protocol-version", "").strip() != version:

@@ -1,4 +1,9 @@
-"""The :class:`Context` a tool, resource or prompt asks for by type to talk back mid-call."""
+"""The :class:`Context` a tool, resource or prompt asks for by type to talk back mid-call.
+
+It is the one public per-request face; it stands on the request's
+:class:`~elicitkit.server.scope.RequestScope` (built per era) and asks through
+:mod:`elicitkit.server.asking`, which chooses "send now" or "add to the round".
+"""
 
 from __future__ import annotations
 
@@ -9,13 +14,13 @@ from elicitkit.elicitation.errors import SchemaError
 from elicitkit.elicitation.requests import UrlRequest
 from elicitkit.elicitation.results import ElicitationResult
 from elicitkit.elicitation.schema import form_for, form_from_schema
-from elicitkit.protocol.capabilities import declares
 from elicitkit.protocol.jsonrpc import RequestId
-from elicitkit.server import elicit as _elicit
-from elicitkit.server.session import RequestContext, ServerSession
+from elicitkit.server import asking
+from elicitkit.server.scope import RequestScope
 
 if TYPE_CHECKING:
-    from elicitkit.server.framework import Server
+    from elicitkit.server.server import Server
+    from elicitkit.server.session import ServerSession
 
 T = TypeVar("T")
 
@@ -31,51 +36,53 @@ class Context:
     client capabilities and info) and can log, report progress and read resources.
     """
 
-    __slots__ = ("_request", "server")
+    __slots__ = ("_scope", "server")
 
-    def __init__(self, request: RequestContext, server: Server) -> None:
-        self._request = request
+    def __init__(self, scope: RequestScope, server: Server) -> None:
+        self._scope = scope
         self.server = server
 
     # -- who is asking ---------------------------------------------------------------
 
     @property
-    def request_context(self) -> RequestContext:
-        return self._request
+    def request_context(self) -> RequestScope:
+        """The request's scope (what low-level handlers get): session, round, raw ``send_request``."""
+        return self._scope
 
     @property
     def session(self) -> ServerSession:
-        return self._request.session
+        return self._scope.session
 
     @property
     def request_id(self) -> RequestId:
-        return self._request.request_id
+        return self._scope.request_id
 
     @property
     def meta(self) -> dict[str, Any]:
-        return self._request.request.meta
+        return self._scope.request.meta
 
     @property
     def protocol_version(self) -> str | None:
         """The version this request speaks (2026: from its envelope; handshake: negotiated)."""
-        return self._request.protocol_version
+        return self._scope.protocol_version
 
     @property
     def client_capabilities(self) -> dict[str, Any]:
-        return self._request.client_capabilities
+        return self._scope.client_capabilities
 
     @property
     def client_info(self) -> dict[str, Any]:
-        return self._request.client_info
+        return self._scope.client_info
 
     def client_supports(self, capability: str) -> bool:
-        return declares(self._request.client_capabilities, capability)
+        """Whether the client declared ``capability`` (2026: in this request; before: in ``initialize``)."""
+        return self._scope.client_supports(capability)
 
     # -- talking back ----------------------------------------------------------------
 
     async def log(self, level: str, message: Any, *, logger: str | None = None) -> None:
         """A log notification to the client (filtered by the level it set)."""
-        await self._request.log(level, message, logger)
+        await self._scope.log(level, message, logger)
 
     async def debug(self, message: Any, *, logger: str | None = None) -> None:
         await self.log("debug", message, logger=logger)
@@ -91,7 +98,7 @@ class Context:
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Progress for this request, if the client asked for it (sent a progress token)."""
-        await self._request.report_progress(progress, total, message)
+        await self._scope.report_progress(progress, total, message)
 
     # -- asking the user ------------------------------------------------------------
 
@@ -131,12 +138,12 @@ class Context:
         Returns :class:`AcceptedElicitation` (``.data`` validated, typed), :class:`DeclinedElicitation`
         or :class:`CancelledElicitation`. Raises :class:`SchemaError` (bad schema, nothing sent),
         :class:`ElicitationUnsupported` (the client cannot be asked), :class:`ElicitationTimeout`
-        (``timeout`` seconds passed, default :data:`~elicitkit.server.elicit.DEFAULT_TIMEOUT`),
+        (``timeout`` seconds passed, default :data:`~elicitkit.server.asking.DEFAULT_TIMEOUT`),
         :class:`InvalidAnswer` (the answer did not fit, after ``max_attempts`` tries).
 
         On a 2026-07-28 connection the call ends with the question and runs again when the answer
         comes back: the code before each question must be safe to re-run (see
-        :mod:`elicitkit.server.mrtr`). ``key`` names the question there (default ``q1``, ``q2``...).
+        :mod:`elicitkit.server.rounds.round`). ``key`` names the question there (default ``q1``, ``q2``...).
 
         (A plain method handing back the asking coroutine, so a question that waits for a person
         keeps no frame of this method alive; errors still surface when it is awaited.)
@@ -145,7 +152,7 @@ class Context:
             form = form_for(schema)
         except Exception as exc:  # a bad schema: raised where the question is awaited, as always
             return _raise(exc)
-        return _elicit.ask_form(self._request, message, form, timeout=timeout, max_attempts=max_attempts, key=key)
+        return asking.ask_form(self._scope, message, form, timeout=timeout, max_attempts=max_attempts, key=key)
 
     async def request_elicitation(
         self, message: str, requested_schema: dict[str, Any], *, timeout: float | None = None
@@ -158,7 +165,7 @@ class Context:
             form = form_from_schema(requested_schema)
         except SchemaError as exc:
             raise exc.to_mcp_error() from None
-        return await _elicit.ask_form(self._request, message, form, timeout=timeout)
+        return await asking.ask_form(self._scope, message, form, timeout=timeout)
 
     async def elicit_url(
         self,
@@ -171,15 +178,15 @@ class Context:
     ) -> ElicitationResult[None]:
         """Send the user to ``url`` (out of band). ``accept`` = they agreed to go, not that they finished."""
         request = UrlRequest(message, url, elicitation_id) if elicitation_id else UrlRequest(message, url)
-        return await _elicit.ask_url(self._request, request, timeout=timeout, key=key)
+        return await asking.ask_url(self._scope, request, timeout=timeout, key=key)
 
     async def request_input(self, method: str, params: dict[str, Any], *, key: str | None = None) -> Any:
         """Any input request (``sampling/createMessage``, ``roots/list``...) on either era; raw result."""
-        return await _elicit.request_input(self._request, method, params, key=key)
+        return await asking.request_input(self._scope, method, params, key=key)
 
     async def request_inputs(self, requests: dict[str, tuple[str, dict[str, Any]]]) -> dict[str, Any]:
         """Several input requests at once, keyed: on 2026 they all go out in the same round."""
-        return await _elicit.request_inputs(self._request, requests)
+        return await asking.request_inputs(self._scope, requests)
 
     async def sample(self, prompt: str, *, max_tokens: int = 100, key: str | None = None) -> Any:
         """Ask the client's model (``sampling/createMessage``) with one user message."""
@@ -198,7 +205,7 @@ class Context:
 
     def close_sse_stream(self, retry_ms: int = 1000) -> bool:
         """HTTP: end this call's SSE connection now; the client reconnects and gets the rest."""
-        return self._request.close_sse_stream(retry_ms)
+        return self._scope.close_sse_stream(retry_ms)
 
     async def read_resource(self, uri: str) -> list[dict[str, Any]]:
         """Read one of this server's own resources: its ``contents`` list."""

@@ -1,7 +1,7 @@
 """The low-level server: one handler per JSON-RPC method, nothing inferred from type hints.
 
 It is the layer the decorator framework is built on, and small enough to test the protocol
-core through. A handler takes a :class:`~elicitkit.server.session.RequestContext` and returns
+core through. A handler takes a :class:`~elicitkit.server.scope.RequestScope` and returns
 the result dict; raising :class:`~elicitkit.MCPError` answers with that error.
 """
 
@@ -10,11 +10,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from elicitkit.protocol.jsonrpc import JSON
+from elicitkit.protocol.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, JSON
 from elicitkit.protocol.versions import META_SERVER_INFO, SUPPORTED_VERSIONS
-from elicitkit.server.session import LOG_LEVELS, RequestContext, ServerSession
+from elicitkit.runtime.contract import Send, StreamControl
+from elicitkit.server.scope import RequestScope
+from elicitkit.server.session import LOG_LEVELS, ServerSession
 
-RequestHandlerFn = Callable[[RequestContext], Awaitable[JSON]]
+RequestHandlerFn = Callable[[RequestScope], Awaitable[JSON]]
 NotificationHandlerFn = Callable[[ServerSession, dict[str, Any]], Awaitable[None]]
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -22,7 +24,7 @@ _CACHEABLE = frozenset({"tools/list", "prompts/list", "resources/list", "resourc
 _CAPABILITY_OF_PREFIX = {"tools/": "tools", "resources/": "resources", "prompts/": "prompts"}
 
 
-async def _set_level(ctx: RequestContext) -> JSON:
+async def _set_level(ctx: RequestScope) -> JSON:
     from elicitkit.protocol.errors import INVALID_PARAMS, MCPError
 
     level = ctx.params.get("level")
@@ -75,6 +77,7 @@ class LowLevelServer:
     # -- 2026-07-28 ------------------------------------------------------------------
 
     cache_ttl_ms = 60_000  # how long a client may reuse list and discover results
+    max_questions = 100  # questions one request may put to the user (a runaway loop ends here)
 
     def modern_capabilities(self) -> dict[str, Any]:
         """What a 2026 client is told: no logging/setLevel, no subscriptions, no list_changed."""
@@ -131,5 +134,13 @@ class LowLevelServer:
 
         return register
 
-    def create_session(self, send: Any, **kwargs: Any) -> ServerSession:
-        return ServerSession(self, send, **kwargs)
+    def create_session(
+        self,
+        send: Send,
+        *,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        streams: StreamControl | None = None,
+        stateless: bool = False,
+    ) -> ServerSession:
+        """A session for one connection (see :class:`~elicitkit.runtime.contract.Endpoint`)."""
+        return ServerSession(self, send, max_message_bytes=max_message_bytes, streams=streams, stateless=stateless)

@@ -26,9 +26,10 @@ receives the data, and a declined or cancelled question ends the call with an ``
 result instead of running the body.
 
 What to ask is kept apart from how it is asked. :func:`resolve` walks the graph and hands
-every question to an *asker* with a stable key (the parameter name). On a handshake
-connection the asker is :func:`legacy_asker`, which asks mid-call with ``ctx.elicit``. An
-asker that cannot ask now raises :class:`QuestionsPending`; :func:`resolve` then carries on
+every question to an *asker* with a stable key (the parameter name). The framework's asker
+is :func:`context_asker`, which asks with ``ctx.elicit`` on either era (mid-call on a
+handshake connection; into the round on 2026). An asker that cannot ask now raises
+:class:`QuestionsPending`; :func:`resolve` then carries on
 with whatever does not depend on the unanswered question, and raises one
 :class:`QuestionsPending` with every question it collected.
 """
@@ -50,7 +51,7 @@ from elicitkit.elicitation.results import (
     ElicitationResult,
 )
 from elicitkit.elicitation.schema import Form, form_for
-from elicitkit.server.mrtr import InputRequired
+from elicitkit.server.rounds.round import InputRequired
 from elicitkit.server.tools import FunctionPlan, ParameterPlan, _is_context_type
 
 if TYPE_CHECKING:
@@ -143,11 +144,12 @@ class NotResolved(ElicitationError):
         super().__init__(text)
 
 
-class QuestionsPending(Exception):
+class QuestionsPending(InputRequired):
     """Raised by an asker that cannot ask now: the questions to return to the client, by key.
 
     :func:`resolve` keeps going with everything that does not depend on them and raises one
-    ``QuestionsPending`` holding every question of the round.
+    ``QuestionsPending`` holding every question of the round. An :class:`InputRequired`, so
+    (like every way of asking) user code's ``except Exception`` cannot stop it.
     """
 
     def __init__(self, questions: Mapping[str, Elicit[Any]]) -> None:
@@ -412,7 +414,7 @@ def _data(outcome: ElicitationResult[Any]) -> Any:
     return outcome.data
 
 
-def legacy_asker(ctx: Context) -> Asker:
+def context_asker(ctx: Context) -> Asker:
     """Ask through ``ctx.elicit``: mid-call on a handshake connection, by round trips on 2026."""
 
     async def ask(key: str, elicit: Elicit[Any]) -> ElicitationResult[Any]:

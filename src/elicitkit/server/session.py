@@ -2,7 +2,7 @@
 
 Every transport makes one :class:`ServerSession` per client connection (stdio: the process;
 HTTP: an ``Mcp-Session-Id``; in-memory: the pair) and feeds it what arrives. The session owns
-the :class:`~elicitkit.peer.Peer`, answers ``initialize`` and ``ping`` itself and routes every
+the :class:`~elicitkit.runtime.peer.Peer`, answers ``initialize`` and ``ping`` itself and routes every
 other request to the handler the server registered for its method.
 """
 
@@ -12,15 +12,16 @@ import logging
 from collections.abc import Awaitable, Coroutine
 from typing import TYPE_CHECKING, Any
 
-from elicitkit.peer import IncomingRequest, Peer, Send
 from elicitkit.protocol.capabilities import declares, elicitation_modes
 from elicitkit.protocol.connection import Role
 from elicitkit.protocol.errors import METHOD_NOT_FOUND, MCPError
 from elicitkit.protocol.handshake import INITIALIZE, INITIALIZED, PING, ServerHandshake
+from elicitkit.protocol.inbound import HANDSHAKE, Rejected, Stateless, classify_request
 from elicitkit.protocol.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, JSON, Notification, RequestId
-from elicitkit.protocol.modern import Envelope, check_method, check_version, has_envelope, read_envelope
-
-DISCOVER = "server/discover"
+from elicitkit.protocol.modern import DISCOVER, Envelope, as_modern_error
+from elicitkit.runtime.contract import Send, StreamControl
+from elicitkit.runtime.peer import IncomingRequest, Peer
+from elicitkit.server.scope import legacy_scope, modern_scope
 
 if TYPE_CHECKING:
     from elicitkit.server.lowlevel import LowLevelServer
@@ -34,94 +35,30 @@ async def _ready(result: JSON) -> JSON:
     return result
 
 
-class RequestContext:
-    """What a request handler gets: the request, its session, and ways to talk back."""
-
-    __slots__ = ("envelope", "input_round", "request", "session")
-
-    def __init__(self, request: IncomingRequest, session: ServerSession, envelope: Envelope | None = None) -> None:
-        self.request = request
-        self.session = session
-        self.envelope = envelope  # set for a 2026-07-28 request: the client describes itself per request
-        self.input_round: Any = None  # the 2026 multi-round-trip bookkeeping, when the method allows it
-
-    @property
-    def params(self) -> dict[str, Any]:
-        return self.request.params
-
-    @property
-    def request_id(self) -> RequestId:
-        return self.request.id
-
-    # -- the client as this request sees it: per request (2026) or per session (handshake) --
-
-    @property
-    def modern(self) -> bool:
-        return self.envelope is not None
-
-    @property
-    def protocol_version(self) -> str | None:
-        return self.envelope.protocol_version if self.envelope is not None else self.session.protocol_version
-
-    @property
-    def client_capabilities(self) -> dict[str, Any]:
-        return self.envelope.client_capabilities if self.envelope is not None else self.session.client_capabilities
-
-    @property
-    def client_info(self) -> dict[str, Any]:
-        return self.envelope.client_info if self.envelope is not None else self.session.client_info
-
-    @property
-    def elicitation_modes(self) -> frozenset[str]:
-        return elicitation_modes(self.client_capabilities)
-
-    def client_declares(self, capability: str) -> bool:
-        return declares(self.client_capabilities, capability)
-
-    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
-        await self.request.report_progress(progress, total, message)
-
-    async def log(self, level: str, data: Any, logger_name: str | None = None) -> None:
-        """A ``notifications/message`` on this request's stream, if the client's level lets it through.
-
-        2026: only when this request asked for a level in ``_meta``; handshake: the session's level.
-        """
-        threshold = self.envelope.log_level if self.envelope is not None else self.session.log_level
-        await self.session.log(level, data, logger_name, related=self.request.id, threshold=threshold)
-
-    def send_request(
-        self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
-    ) -> Coroutine[Any, Any, JSON]:
-        """A request to the client on behalf of this one (await it).
-
-        A plain function handing back the peer's coroutine: a request parked on a person keeps
-        every frame it waits in, and a pass-through frame here would be one more for nothing.
-        """
-        return self.session.send_request(method, params, timeout=timeout, related=self.request.id)
-
-    def close_sse_stream(self, retry_ms: int = 1000) -> bool:
-        """HTTP only: drop this request's SSE connection so the client polls back for the rest.
-
-        Returns False where there is no such stream (stdio, in-memory, a JSON response).
-        """
-        hooks = self.session.transport_hooks
-        return bool(hooks is not None and hooks.close_stream(self.request.id, retry_ms))
-
-
 class ServerSession:
-    """Server half of one connection."""
+    """Server half of one connection; its transport drives it as a
+    :class:`~elicitkit.runtime.contract.SessionPort`."""
 
     def __init__(
-        self, server: LowLevelServer, send: Send, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+        self,
+        server: LowLevelServer,
+        send: Send,
+        *,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        streams: StreamControl | None = None,
+        stateless: bool = False,
     ) -> None:
         self.server = server
         self.handshake = ServerHandshake()
         self.log_level: str | None = None
         self.subscriptions: set[str] = set()
-        # Set by transports that can do more than move messages (HTTP: close an SSE stream).
-        self.transport_hooks: Any = None
+        # What the handshake settled about the client, in the shape a 2026 request carries it:
+        # one object per session, shared by every request's scope (set by initialize).
+        self.client = Envelope("", {}, {})
+        # The transport's per-request streams, where it has them (HTTP: close an SSE stream early).
+        self.streams = streams
         # Serve only 2026 requests (the shared session behind stateless HTTP).
-        self.stateless = False
+        self.stateless = stateless
         self.peer = Peer(
             Role.SERVER,
             send,
@@ -129,6 +66,20 @@ class ServerSession:
             on_notification=self._on_notification,
             max_message_bytes=max_message_bytes,
         )
+        if streams is not None:
+            self.peer.on_unanswered = streams.request_unanswered
+        # The port a transport drives: the peer's own bound methods, so no frame of ours sits
+        # between a transport and the peer on the hot path.
+        self.feed = self.peer.feed
+        self.close = self.peer.close
+        self.cancel = self.peer.cancel_incoming
+
+    async def __aenter__(self) -> ServerSession:
+        await self.peer.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> bool | None:
+        return await self.peer.__aexit__(*exc)
 
     # -- what the client declared -----------------------------------------------------
 
@@ -144,7 +95,7 @@ class ServerSession:
     def client_info(self) -> dict[str, Any]:
         return self.handshake.client_info
 
-    def client_declares(self, capability: str) -> bool:
+    def client_supports(self, capability: str) -> bool:
         return declares(self.handshake.client_capabilities, capability)
 
     @property
@@ -157,44 +108,55 @@ class ServerSession:
         """Route one request: the awaitable that answers it (errors may be raised right here).
 
         Not a coroutine of its own, so a long-running handler (one waiting for a person) does not
-        keep a routing frame alive underneath it; the peer awaits what comes back.
+        keep a routing frame alive underneath it; the peer awaits what comes back. The era was
+        decided once, by the HTTP transport or (stdio, in-memory) right here.
         """
-        if self.stateless or has_envelope(request.params):
-            return self._serve_modern(request)
+        inbound = request.inbound
+        if inbound is None:
+            inbound = classify_request(request.method, request.params, stateless=self.stateless)
+        if inbound is not HANDSHAKE:
+            if type(inbound) is Stateless:
+                assert inbound.envelope is not None  # requests always carry one
+                return self._serve_modern(request, inbound.envelope, inbound.principal)
+            assert type(inbound) is Rejected
+            raise inbound.error
         method = request.method
         if method == INITIALIZE:
-            return _ready(
-                self.handshake.initialize(
-                    request.params,
-                    server_info=self.server.server_info,
-                    capabilities=self.server.capabilities(),
-                    instructions=self.server.instructions,
-                )
+            result = self.handshake.initialize(
+                request.params,
+                server_info=self.server.server_info,
+                capabilities=self.server.capabilities(),
+                instructions=self.server.instructions,
             )
+            handshake = self.handshake
+            self.client = Envelope(
+                handshake.protocol_version or "", handshake.client_capabilities, handshake.client_info
+            )
+            return _ready(result)
         if method == PING:
             return _ready({})
         self.handshake.admit(method)
         handler = self.server.request_handlers.get(method)
         if handler is None:
             raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")
-        return handler(RequestContext(request, self))
+        return handler(legacy_scope(request, self))
 
-    async def _serve_modern(self, request: IncomingRequest) -> JSON:
-        """A 2026-07-28 request: checked in the spec's order, served without any session state.
-
-        ``_meta`` (-32602), then the version (-32022), then the method (-32601); the HTTP
-        transport checks its headers (-32020) before the request gets here.
-        """
-        envelope = read_envelope(request.params)
-        check_version(envelope.protocol_version)
+    async def _serve_modern(self, request: IncomingRequest, envelope: Envelope, principal: str | None) -> JSON:
+        """A 2026-07-28 request, already checked (:mod:`elicitkit.protocol.inbound`), served
+        without any session state."""
         method = request.method
         if method == DISCOVER:
             return self.server.discover_result()
-        check_method(method)
         handler = self.server.request_handlers.get(method)
         if handler is None:
             raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")
-        result = await handler(RequestContext(request, self, envelope))
+        try:
+            result = await handler(modern_scope(request, self, envelope, principal))
+        except MCPError as exc:
+            answer = as_modern_error(exc)
+            if answer is exc:
+                raise
+            raise answer from None
         return self.server.finish_modern_result(method, result)
 
     async def _on_notification(self, notification: Notification) -> None:

@@ -44,6 +44,7 @@ from elicitkit import (
 )
 from elicitkit.elicitation.schema import form_for
 from elicitkit.protocol.modern import missing_capability
+from elicitkit.protocol.versions import MODERN_2026
 from elicitkit.server.tools import make_tool
 
 __all__ = ["JSON_SCHEMA_2020_12", "PNG", "WAV", "build_server", "main", "server"]
@@ -459,7 +460,9 @@ def _add_2026_tools(server: Server) -> None:
     @server.tool()
     async def test_input_required_result_multiple_inputs(ctx: Context) -> str:
         """Asks for a name, a sample and the roots in one round."""
-        name_params = FormRequest("What is your name?", form_for(Name).schema).to_params("2026-07-28")
+        name_params = FormRequest("What is your name?", form_for(Name).schema).to_params(
+            ctx.protocol_version or MODERN_2026
+        )
         sample_params = {
             "messages": [{"role": "user", "content": {"type": "text", "text": "Say hello"}}],
             "maxTokens": 50,
@@ -498,7 +501,7 @@ def _add_2026_tools(server: Server) -> None:
         if ctx.client_supports("elicitation"):
             wanted["user_name"] = (
                 "elicitation/create",
-                FormRequest("What is your name?", form_for(Name).schema).to_params("2026-07-28"),
+                FormRequest("What is your name?", form_for(Name).schema).to_params(ctx.protocol_version or MODERN_2026),
             )
         if ctx.client_supports("sampling"):
             wanted["greeting"] = (

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Protocol
+from typing import Protocol
 
-from elicitkit.peer import Send
+from elicitkit.runtime.contract import Incoming, Send
 
-Feed = Callable[[Any], Awaitable[None]]
+Feed = Callable[[Incoming], Awaitable[None]]
 OnClose = Callable[[str], None]
 
 

@@ -7,14 +7,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING
 
-from elicitkit.peer import Send
 from elicitkit.protocol.jsonrpc import JSON, RequestId, encode
+from elicitkit.runtime.contract import Endpoint, Send
 from elicitkit.transports.base import Feed, OnClose
-
-if TYPE_CHECKING:
-    from elicitkit.server.lowlevel import LowLevelServer
 
 
 class MemoryTransport:
@@ -22,7 +18,7 @@ class MemoryTransport:
 
     per_message_headers = False  # nothing to put them in
 
-    def __init__(self, server: LowLevelServer) -> None:
+    def __init__(self, server: Endpoint) -> None:
         self.server = server
 
     def describe(self) -> str:
@@ -42,10 +38,10 @@ class MemoryTransport:
         session = self.server.create_session(to_client)
 
         async def to_server(message: JSON, related: RequestId | None, headers: dict[str, str] | None = None) -> None:
-            await session.peer.feed(encode(message))
+            await session.feed(encode(message))
 
-        async with session.peer:
+        async with session:
             try:
                 yield to_server
             finally:
-                session.peer.close("client disconnected")
+                session.close("client disconnected")

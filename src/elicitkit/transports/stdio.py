@@ -17,19 +17,16 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
 import anyio
 from anyio.abc import Process
 
-from elicitkit.peer import Send
 from elicitkit.protocol.errors import INVALID_REQUEST, MCPError
 from elicitkit.protocol.framing import LineFramer, Oversized
 from elicitkit.protocol.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, JSON, ErrorResponse, RequestId, encode
+from elicitkit.runtime.contract import Endpoint, Send
 from elicitkit.transports.base import Feed, OnClose
-
-if TYPE_CHECKING:
-    from elicitkit.server.lowlevel import LowLevelServer
 
 logger = logging.getLogger("elicitkit.stdio")
 
@@ -61,7 +58,7 @@ async def _pipe_reader(stream: IO[bytes]) -> asyncio.StreamReader | None:
 
 
 async def serve_stdio(
-    server: LowLevelServer,
+    server: Endpoint,
     *,
     stdin: IO[bytes] | None = None,
     stdout: IO[bytes] | None = None,
@@ -84,7 +81,7 @@ async def serve_stdio(
                     await anyio.wait_writable(out_fd)
                     continue
                 except (BrokenPipeError, ConnectionResetError):
-                    session.peer.close("the client stopped reading")
+                    session.close("the client stopped reading")
                     stop.set()
                     return
                 view = view[written:]
@@ -96,7 +93,7 @@ async def serve_stdio(
     if stdout is None:
         sys.stdout = sys.stderr  # protect the protocol stream from print()
     try:
-        async with session.peer, anyio.create_task_group() as tg:
+        async with session, anyio.create_task_group() as tg:
             tg.start_soon(_cancel_on, stop, tg.cancel_scope)
             reader = await _pipe_reader(in_stream)
             while True:
@@ -111,10 +108,10 @@ async def serve_stdio(
                         logger.warning("dropped a %d-byte message (limit %d)", frame.size, max_message_bytes)
                         await send(_oversized_reply(frame.size, max_message_bytes), None)
                     else:
-                        await session.peer.feed(frame)
+                        await session.feed(frame)
                 if not chunk:
                     break
-            session.peer.close("stdin closed")
+            session.close("stdin closed")
             tg.cancel_scope.cancel()
     finally:
         sys.stdout = saved_stdout

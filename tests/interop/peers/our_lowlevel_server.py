@@ -122,7 +122,7 @@ def main(argv: list[str]) -> None:
 
         anyio.run(serve_stdio, server)
     elif mode == "http":
-        from elicitkit.transports.http_server import serve_http
+        from elicitkit.transports.http.serve import serve_http
 
         port = int(argv[2])
 

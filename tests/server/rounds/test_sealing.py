@@ -10,13 +10,12 @@ import pytest
 from pydantic import ValidationError
 
 from elicitkit.protocol.errors import INVALID_PARAMS
-from elicitkit.server import request_state as rs
-from elicitkit.server.request_state import (
+from elicitkit.server.rounds import sealing as rs
+from elicitkit.server.rounds.keys import KeyRing, KeyRingError
+from elicitkit.server.rounds.sealing import (
     PUBLIC_MESSAGE,
     AeadStateCodec,
     InvalidRequestState,
-    KeyRing,
-    KeyRingError,
     SealedState,
     StateBinding,
     StateCodec,

@@ -17,9 +17,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from elicitkit.server.request_state import ENV_VAR, PUBLIC_MESSAGE, KeyRing
+from elicitkit.server.rounds.keys import ENV_VAR, KeyRing
+from elicitkit.server.rounds.sealing import PUBLIC_MESSAGE
 
-from ._modern import HttpWire, Modern, Reply, accept, complete, input_required, read_url, start_http_process, stop
+from .._modern import HttpWire, Modern, Reply, accept, complete, input_required, read_url, start_http_process, stop
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 

@@ -17,43 +17,38 @@ Sans-I/O: no event loop, no logging; the clock is injectable.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import functools
 import hashlib
-import hmac
 import json
 import math
 import os
-import re
 import secrets
 import struct
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import orjson
 from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from elicitkit.protocol.errors import INVALID_PARAMS, MCPError
+from elicitkit.protocol.modern import NAME_PARAM, RESERVED_PARAMS
+from elicitkit.server.rounds.keys import KeyRing, b64decode, b64encode, load_keyring
 
 __all__ = [
     "DEFAULT_TTL_SECONDS",
-    "ENV_VAR",
     "MAX_TOKEN_CHARS",
     "PUBLIC_MESSAGE",
     "RESERVED_PARAMS",
     "AeadStateCodec",
     "InvalidRequestState",
-    "KeyRing",
-    "KeyRingError",
     "SealedState",
     "StateBinding",
     "StateCodec",
     "canonical_json",
+    "default_codec",
     "digest_arguments",
     "fingerprint_question",
 ]
@@ -62,20 +57,12 @@ TOKEN_VERSION = "v1"
 PAYLOAD_VERSION = 1
 DEFAULT_TTL_SECONDS = 600
 MAX_TOKEN_CHARS = 64 * 1024
-KEY_BYTES = 32
-ENV_VAR = "ELICITKIT_STATE_KEYS"
 PUBLIC_MESSAGE = "requestState is invalid or expired; restart the request without it"
-# Params that are per-round plumbing, never part of what the state is bound to.
-RESERVED_PARAMS = frozenset({"_meta", "inputResponses", "requestState"})
-# Methods that may answer with InputRequiredResult, and the param naming their target.
-_TARGET_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 _NONCE = 12
 _TAG = 16
 _LEN = struct.Struct(">I")
 _MIN_BLOB = _NONCE + _TAG  # below this the token cannot even hold a nonce and a tag
-_B64URL = re.compile(r"[A-Za-z0-9_-]*")
-_LABEL = b"elicitkit/requestState/"
 
 
 # -- canonical JSON and digests -----------------------------------------------------------
@@ -126,7 +113,7 @@ def fingerprint_question(question: Any) -> str:
     If a handler later asks something different under the same key, the old answer no longer
     matches and must not be replayed.
     """
-    return _b64encode(hashlib.sha256(canonical_json(question)).digest()[:16])
+    return b64encode(hashlib.sha256(canonical_json(question)).digest()[:16])
 
 
 # -- binding ------------------------------------------------------------------------------
@@ -148,7 +135,7 @@ class StateBinding:
         Tools and prompts bind ``name`` and ``arguments``; a resource binds ``uri`` and any
         other params. Raises ``ValueError`` for other methods or a missing target.
         """
-        target_param = _TARGET_PARAM.get(method)
+        target_param = NAME_PARAM.get(method)
         if target_param is None:
             raise ValueError(f"{method} cannot carry requestState")
         target = params.get(target_param)
@@ -249,116 +236,6 @@ class InvalidRequestState(Exception):
         return MCPError(INVALID_PARAMS, PUBLIC_MESSAGE)
 
 
-class KeyRingError(ValueError):
-    """A key could not be used; the message says which one and why, never its value."""
-
-
-# -- keys ---------------------------------------------------------------------------------
-
-
-class _Key:
-    """One master key's derived ciphers and id; the raw bytes are not kept as an attribute."""
-
-    __slots__ = ("inner", "kid", "outer")
-
-    def __init__(self, key: bytes) -> None:
-        self.kid = _b64encode(hashlib.sha256(_LABEL + b"key-id\x00" + key).digest()[:6])
-        self.outer = AESGCM(hmac.new(key, _LABEL + b"outer", hashlib.sha256).digest())
-        self.inner = AESGCM(hmac.new(key, _LABEL + b"inner", hashlib.sha256).digest())
-
-    def __repr__(self) -> str:
-        return f"<key {self.kid}>"
-
-
-class KeyRing:
-    """32-byte keys with short ids: the first seals, all open (rotate without dropping rounds).
-
-    Key ids derive from the keys, so processes sharing keys agree on them. To rotate: put the
-    new key first and keep the old one until its tokens have expired.
-    """
-
-    __slots__ = ("_by_kid", "_keys")
-
-    def __init__(self, keys: Sequence[bytes]) -> None:
-        if not keys:
-            raise KeyRingError("a key ring needs at least one key")
-        built: list[_Key] = []
-        for index, key in enumerate(keys, 1):
-            if not isinstance(key, bytes) or len(key) != KEY_BYTES:
-                raise KeyRingError(f"key {index} must be {KEY_BYTES} raw bytes")
-            built.append(_Key(key))
-        self._keys = tuple(built)
-        self._by_kid = {k.kid: k for k in built}
-        if len(self._by_kid) != len(built):
-            raise KeyRingError("the same key appears twice in the key ring")
-
-    @classmethod
-    def generate(cls) -> KeyRing:
-        """A ring with one fresh random key: fine for one process, lost on restart."""
-        return cls([os.urandom(KEY_BYTES)])
-
-    @staticmethod
-    def generate_secret() -> str:
-        """A fresh key as base64url text, for ``ELICITKIT_STATE_KEYS``."""
-        return _b64encode(os.urandom(KEY_BYTES))
-
-    @classmethod
-    def from_secrets(cls, keys: Iterable[bytes | str], *, source: str = "secrets") -> KeyRing:
-        """Keys given as 32 raw bytes or as base64url text (padding optional); first seals."""
-        raw_keys: list[bytes] = []
-        for index, secret in enumerate(keys, 1):
-            if isinstance(secret, bytes):
-                if len(secret) != KEY_BYTES:
-                    raise KeyRingError(f"{source}: key {index} is {len(secret)} raw bytes, expected {KEY_BYTES}")
-                raw_keys.append(secret)
-            elif isinstance(secret, str):
-                raw_keys.append(_decode_text_key(secret, f"{source}: key {index}"))
-            else:
-                raise KeyRingError(f"{source}: key {index} is a {type(secret).__name__}, expected bytes or str")
-        if not raw_keys:
-            raise KeyRingError(f"{source}: no keys given")
-        return cls(raw_keys)
-
-    @classmethod
-    def from_env(cls, name: str = ENV_VAR, environ: Mapping[str, str] | None = None) -> KeyRing:
-        """Comma-separated base64url keys from an environment variable, first seals."""
-        value = (os.environ if environ is None else environ).get(name)
-        if value is None or not value.strip():
-            raise KeyRingError(f"{name} is not set (comma-separated base64url keys; first seals)")
-        return cls.from_secrets([part.strip() for part in value.split(",")], source=name)
-
-    @property
-    def key_ids(self) -> tuple[str, ...]:
-        return tuple(k.kid for k in self._keys)
-
-    @property
-    def sealing_key_id(self) -> str:
-        return self._keys[0].kid
-
-    def _sealing(self) -> _Key:
-        return self._keys[0]
-
-    def _lookup(self, kid: str) -> _Key | None:
-        return self._by_kid.get(kid)
-
-    def __len__(self) -> int:
-        return len(self._keys)
-
-    def __repr__(self) -> str:
-        return f"KeyRing(key_ids={list(self.key_ids)!r})"
-
-
-def _decode_text_key(text: str, where: str) -> bytes:
-    if not text:
-        raise KeyRingError(f"{where} is empty")
-    raw = _b64decode(text.rstrip("="))
-    if raw is None:
-        raise KeyRingError(f"{where} is not base64url text")
-    if len(raw) != KEY_BYTES:
-        raise KeyRingError(f"{where} decodes to {len(raw)} bytes, expected {KEY_BYTES}")
-    return raw
-
-
 # -- codecs -------------------------------------------------------------------------------
 
 
@@ -420,7 +297,7 @@ class AeadStateCodec:
         outer_nonce = os.urandom(_NONCE)
         plain = _LEN.pack(len(recorded)) + recorded + inner
         blob = outer_nonce + key.outer.encrypt(outer_nonce, plain, _header_aad(key.kid))
-        token = f"{TOKEN_VERSION}.{key.kid}.{_b64encode(blob)}"
+        token = f"{TOKEN_VERSION}.{key.kid}.{b64encode(blob)}"
         if len(token) > self.max_token_chars:
             raise ValueError(f"sealed state is {len(token)} characters, over the {self.max_token_chars} limit")
         return token
@@ -438,7 +315,7 @@ class AeadStateCodec:
         key = self.keyring._lookup(kid)
         if key is None:
             raise InvalidRequestState(f"unknown key id {_preview(kid)}")
-        blob = _b64decode(data)
+        blob = b64decode(data)
         if blob is None:
             raise InvalidRequestState("bad base64url data")
         if len(blob) < _MIN_BLOB:
@@ -494,22 +371,12 @@ def _split_outer(plain: bytes) -> tuple[list[Any], bytes]:
     return recorded, inner
 
 
-def _b64encode(raw: bytes) -> str:
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
-
-
-def _b64decode(text: str) -> bytes | None:
-    """Strict unpadded base64url: only canonical encodings, so no two strings give one token."""
-    if not _B64URL.fullmatch(text) or len(text) % 4 == 1:
-        return None
-    try:
-        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-    except (binascii.Error, ValueError):
-        return None
-    return raw if _b64encode(raw) == text else None
-
-
 def _preview(value: object, limit: int = 40) -> str:
     """A log-safe, bounded rendering of a (possibly hostile) string."""
     text = value if isinstance(value, str) else str(value)
     return repr(text[:limit]) + ("…" if len(text) > limit else "")
+
+
+def default_codec() -> StateCodec:
+    """Sealing under :func:`~elicitkit.server.rounds.keys.load_keyring`'s keys (shared or fresh)."""
+    return AeadStateCodec(load_keyring())

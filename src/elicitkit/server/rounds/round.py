@@ -22,8 +22,7 @@ from typing import Any
 
 from elicitkit.protocol.errors import INVALID_PARAMS, MCPError
 from elicitkit.protocol.jsonrpc import JSON
-from elicitkit.server.request_state import (
-    AeadStateCodec,
+from elicitkit.server.rounds.sealing import (
     InvalidRequestState,
     SealedState,
     StateBinding,
@@ -31,13 +30,30 @@ from elicitkit.server.request_state import (
     fingerprint_question,
 )
 
-logger = logging.getLogger("elicitkit.mrtr")
-
-INPUT_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
+logger = logging.getLogger("elicitkit.mrtr")  # the name operators filter on; kept
 
 
-class InputRequired(Exception):
-    """The handler needs answers it does not have yet; the round ends with an InputRequiredResult."""
+class InputRequired(BaseException):
+    """The handler needs answers it does not have yet; the round ends with an InputRequiredResult.
+
+    A :class:`BaseException`, like :class:`asyncio.CancelledError` and :class:`GeneratorExit`,
+    because it is control flow, not a failure: it must unwind the tool body to the framework,
+    which ends the round and runs the body again once the answers come. As an ``Exception`` a
+    tool guarding its question with ``try: ... except Exception:`` would swallow it and answer
+    with its except branch on 2026-07-28, while the same tool gets the user's answer on a
+    handshake connection. ``finally`` blocks and context managers still run on the way out;
+    only a bare ``except:`` or ``except BaseException:`` can catch it (and must re-raise).
+    A task group raising it from several children raises a group of them: see :func:`only_asking`.
+    """
+
+
+def only_asking(exc: BaseException) -> bool:
+    """The signal itself, or an exception group (a task group's) made of nothing but it."""
+    if isinstance(exc, InputRequired):
+        return True
+    if isinstance(exc, BaseExceptionGroup):
+        return exc.split(InputRequired)[1] is None
+    return False
 
 
 class InputRound:
@@ -73,7 +89,7 @@ class InputRound:
         self._counter += 1
         return f"q{self._counter}"
 
-    def answer(self, key: str, method: str, params: JSON) -> Any:
+    def answer(self, key: str, method: str, params: JSON) -> JSON | None:
         """The answer to this question if the retry (or the sealed state) has one, else None."""
         question = {"method": method, "params": params}
         fingerprint = fingerprint_question(question)
@@ -86,7 +102,8 @@ class InputRound:
                 raise MCPError(INVALID_PARAMS, f"inputResponses[{key!r}]: unknown action {response.get('action')!r}")
             return response
         if self.previous is not None and self.previous.answer_matches(key, question):
-            return self.previous.answers[key]
+            recorded: JSON = self.previous.answers[key]
+            return recorded
         return None
 
     def record(self, key: str, answer: JSON) -> None:
@@ -114,7 +131,7 @@ async def ask(round_: InputRound, method: str, params: JSON, *, key: str | None 
         round_.need(key, method, params)
         raise InputRequired(key)
     round_.record(key, found)
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 async def ask_all(round_: InputRound, requests: dict[str, tuple[str, JSON]]) -> dict[str, JSON]:
@@ -130,13 +147,3 @@ async def ask_all(round_: InputRound, requests: dict[str, tuple[str, JSON]]) -> 
     if round_.pending:
         raise InputRequired(", ".join(round_.pending))
     return answers
-
-
-def default_codec() -> StateCodec:
-    """Keys from ``ELICITKIT_STATE_KEYS`` when set (processes share them), else fresh per process."""
-    import os
-
-    from elicitkit.server.request_state import ENV_VAR, KeyRing
-
-    ring = KeyRing.from_env() if os.environ.get(ENV_VAR, "").strip() else KeyRing.generate()
-    return AeadStateCodec(ring)

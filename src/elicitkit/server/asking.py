@@ -2,8 +2,10 @@
 
 On a handshake connection (2025-06-18 / 2025-11-25) the question goes out as an
 ``elicitation/create`` request on the stream of the call that asks, and the answer comes back
-into the same call. On a 2026-07-28 connection it goes into the round's InputRequiredResult
-and the answer arrives with the retry (:mod:`elicitkit.server.mrtr`). Everything about the
+into the same call ("send now"). On a 2026-07-28 connection it goes into the round's
+InputRequiredResult and the answer arrives with the retry ("add to the round",
+:mod:`elicitkit.server.rounds.round`): a question with no answer yet raises
+:class:`~elicitkit.server.rounds.round.InputRequired`, which user code cannot catch. Everything about the
 question itself (schema, gate, validation, results) lives in :mod:`elicitkit.elicitation`;
 this module checks capabilities, sends or defers, and re-asks when an answer does not fit.
 """
@@ -14,16 +16,25 @@ import logging
 from typing import Any
 
 from elicitkit.elicitation.answers import parse_result
-from elicitkit.elicitation.errors import ElicitationFailed, ElicitationTimeout, ElicitationUnsupported, InvalidAnswer
+from elicitkit.elicitation.errors import (
+    ElicitationError,
+    ElicitationFailed,
+    ElicitationTimeout,
+    ElicitationUnsupported,
+    InvalidAnswer,
+    UrlElicitationRequired,
+)
 from elicitkit.elicitation.requests import FormRequest, UrlRequest
 from elicitkit.elicitation.results import AcceptedElicitation, ElicitationResult
 from elicitkit.elicitation.schema import Form
 from elicitkit.protocol.errors import MCPError, RequestTimeout
+from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.protocol.modern import missing_capability
-from elicitkit.protocol.versions import LATEST_LEGACY, supports_url_elicitation
-from elicitkit.server import mrtr
-from elicitkit.server.mrtr import InputRequired, InputRound
-from elicitkit.server.session import RequestContext
+from elicitkit.protocol.versions import LATEST_LEGACY, MODERN_2026, supports_url_elicitation
+from elicitkit.server.rounds import round as rounds
+from elicitkit.server.rounds.round import InputRequired, InputRound
+from elicitkit.server.scope import RequestScope
+from elicitkit.server.tools import error_result
 
 logger = logging.getLogger("elicitkit.elicitation")
 
@@ -31,7 +42,29 @@ DEFAULT_TIMEOUT = 600.0
 """Seconds a question waits for its answer by default: a person is answering, give them time."""
 
 
-def _require_mode(request: RequestContext, mode: str) -> str:
+class TooManyQuestions(ElicitationError):
+    """A request asked more questions than its server allows (``Server(max_questions=...)``).
+
+    Every further question of the same request fails the same way, so a loop that keeps asking
+    ends instead of asking a person forever.
+    """
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        super().__init__(
+            f"asked more than {cap} questions in one request; raise Server(max_questions=...) if that is intended"
+        )
+
+
+def _count(request: RequestScope, questions: int = 1) -> None:
+    """Count questions against the server's cap (:class:`TooManyQuestions` past it)."""
+    request.asked += questions
+    cap = request.session.server.max_questions
+    if request.asked > cap:
+        raise TooManyQuestions(cap)
+
+
+def _require_mode(request: RequestScope, mode: str) -> str:
     version = request.protocol_version or LATEST_LEGACY
     if mode not in request.elicitation_modes and request.modern:  # 2026: the request cannot proceed
         raise missing_capability({"elicitation": {mode: {}}})
@@ -43,15 +76,14 @@ def _require_mode(request: RequestContext, mode: str) -> str:
     return version
 
 
-def _round(request: RequestContext) -> InputRound:
+def _round(request: RequestScope) -> InputRound:
     """The 2026 route needs the request's input round; only tools, prompts and resources have one."""
-    if request.input_round is None:
+    if request.round is None:
         raise ElicitationUnsupported(f"{request.request.method} cannot ask for input on a 2026-07-28 connection")
-    round_: InputRound = request.input_round
-    return round_
+    return request.round
 
 
-async def _send(request: RequestContext, params: dict[str, Any], timeout: float | None) -> Any:
+async def _send(request: RequestScope, params: dict[str, Any], timeout: float | None) -> Any:
     limit = DEFAULT_TIMEOUT if timeout is None else timeout
     try:
         return await request.send_request("elicitation/create", params, timeout=limit)
@@ -64,7 +96,7 @@ async def _send(request: RequestContext, params: dict[str, Any], timeout: float 
 
 
 async def ask_form(
-    request: RequestContext,
+    request: RequestScope,
     message: str,
     form: Form,
     *,
@@ -75,15 +107,17 @@ async def ask_form(
     """Ask a form question; ``max_attempts`` > 1 re-asks with the reason when the answer does not fit.
 
     Handshake eras send ``elicitation/create`` now and wait; 2026 answers from the retry, or ends
-    the round with the question (:mod:`elicitkit.server.mrtr`).
+    the round with the question (:mod:`elicitkit.server.rounds.round`).
     """
     version = _require_mode(request, "form")
     schema = form.schema_for(version)
     if request.modern:
+        _count(request)
         return await _ask_form_modern(request, message, form, schema, version, key)
     question = message
     limit = DEFAULT_TIMEOUT if timeout is None else timeout
     for attempt in range(1, max(1, max_attempts) + 1):
+        _count(request)
         # _send(), inlined: one frame fewer for every question waiting on a person
         try:
             raw = await request.send_request(
@@ -117,7 +151,7 @@ def _typed(outcome: ElicitationResult[Any], form: Form) -> ElicitationResult[Any
 
 
 async def _ask_form_modern(
-    request: RequestContext, message: str, form: Form, schema: dict[str, Any], version: str, key: str | None
+    request: RequestScope, message: str, form: Form, schema: dict[str, Any], version: str, key: str | None
 ) -> ElicitationResult[Any]:
     round_ = _round(request)
     key = key or round_.next_key()
@@ -137,36 +171,54 @@ async def _ask_form_modern(
 
 
 async def ask_url(
-    request: RequestContext, url_request: UrlRequest, *, timeout: float | None = None, key: str | None = None
+    request: RequestScope, url_request: UrlRequest, *, timeout: float | None = None, key: str | None = None
 ) -> ElicitationResult[None]:
     """Ask the user to visit a URL; ``accept`` means they agreed to go, not that they finished."""
     version = _require_mode(request, "url")
+    _count(request)
     params = url_request.to_params(version)
     if request.modern:
         round_ = _round(request)
         key = key or round_.next_key()
-        raw = await mrtr.ask(round_, "elicitation/create", params, key=key)
+        raw = await rounds.ask(round_, "elicitation/create", params, key=key)
     else:
         raw = await _send(request, params, timeout)
     result: ElicitationResult[None] = parse_result(raw, mode="url")
     return result
 
 
-async def request_input(request: RequestContext, method: str, params: dict[str, Any], *, key: str | None = None) -> Any:
+async def request_input(request: RequestScope, method: str, params: dict[str, Any], *, key: str | None = None) -> Any:
     """Any input request (sampling, roots, elicitation) on either era, raw result back."""
     capability = {"sampling/createMessage": "sampling", "roots/list": "roots", "elicitation/create": "elicitation"}
     needed = capability.get(method)
-    if needed is not None and not request.client_declares(needed):
+    if needed is not None and not request.client_supports(needed):
         if request.modern:
             raise missing_capability({needed: {}})
         raise ElicitationUnsupported(f"the client did not declare the {needed} capability")
+    _count(request)
     if request.modern:
-        return await mrtr.ask(_round(request), method, params, key=key)
+        return await rounds.ask(_round(request), method, params, key=key)
     return await request.send_request(method, params)
 
 
-async def request_inputs(request: RequestContext, requests: dict[str, tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+async def request_inputs(request: RequestScope, requests: dict[str, tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     """Several input requests at once: one round in 2026, one after another on a handshake."""
     if request.modern:
-        return await mrtr.ask_all(_round(request), requests)
+        _count(request, len(requests))
+        return await rounds.ask_all(_round(request), requests)
     return {key: await request_input(request, method, params) for key, (method, params) in requests.items()}
+
+
+def url_required(request: RequestScope, exc: UrlElicitationRequired) -> JSON:
+    """A tool raised :class:`UrlElicitationRequired`: -32042 on 2025-11-25; on 2026 (which has
+    no -32042) the URLs become this round's inputs; an ``isError`` result for a client that
+    cannot open URLs at all."""
+    if "url" not in request.elicitation_modes or not supports_url_elicitation(request.protocol_version):
+        return error_result(f"{exc.message} (this client cannot open URL elicitations)")
+    if request.round is not None:
+        round_ = request.round
+        for item in exc.elicitations:
+            params = item.to_params(request.protocol_version or MODERN_2026)
+            round_.need(getattr(item, "elicitation_id", None) or round_.next_key(), "elicitation/create", params)
+        return round_.result()
+    raise exc.to_mcp_error() from None

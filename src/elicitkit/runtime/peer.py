@@ -1,0 +1,426 @@
+"""The async runtime around the sans-I/O :class:`~elicitkit.protocol.connection.Connection`.
+
+A :class:`Peer` is one end of a JSON-RPC conversation, shared by client and server: it feeds
+arriving data to the core, runs each incoming request as its own task (cancellable by the
+peer), parks outgoing requests until their answer comes, and hands every outgoing message to a
+transport-supplied ``send`` callable together with the id of the request it belongs to, so
+an HTTP transport can put it on the right stream. It never touches bytes on a wire itself.
+
+Costs per request are kept to the minimum, because a server may hold thousands of requests
+open while people answer questions: an incoming request is one plain asyncio task (no task
+group or cancel scope of its own; cancelling it cancels the task), and an outgoing request
+waits on one future, with its timeout a timer callback rather than a cancel scope.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from elicitkit.protocol.connection import (
+    CancelReceived,
+    Connection,
+    Dropped,
+    ErrorReceived,
+    NotificationReceived,
+    ProgressReceived,
+    RequestReceived,
+    ResponseReceived,
+    Role,
+    SendReply,
+)
+from elicitkit.protocol.errors import INTERNAL_ERROR, ConnectionClosed, MCPError, RequestTimeout
+from elicitkit.protocol.inbound import Inbound
+from elicitkit.protocol.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, JSON, Notification, Request, RequestId
+from elicitkit.runtime.contract import Incoming
+from elicitkit.runtime.contract import Send as Send  # re-exported: what callers knew as elicitkit.peer.Send
+
+logger = logging.getLogger("elicitkit.peer")
+
+ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
+
+
+class IncomingRequest:
+    """A request from the other side, as seen by the handler that serves it."""
+
+    __slots__ = ("id", "inbound", "method", "params", "peer")
+
+    def __init__(self, peer: Peer, request: Request, inbound: Inbound | None = None) -> None:
+        self.peer = peer
+        self.id = request.id
+        self.method = request.method
+        self.params: dict[str, Any] = request.params if request.params is not None else {}
+        # How the transport classified the request, when it did (HTTP); None: not yet.
+        self.inbound = inbound
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        meta = self.params.get("_meta")
+        return meta if isinstance(meta, dict) else {}
+
+    @property
+    def progress_token(self) -> str | int | None:
+        token = self.meta.get("progressToken")
+        return token if isinstance(token, (str, int)) and not isinstance(token, bool) else None
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """A notification tied to this request (HTTP puts it on this request's stream)."""
+        await self.peer.notify(method, params, related=self.id)
+
+    async def request(self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None) -> JSON:
+        """A request back to the other side, on behalf of this request."""
+        return await self.peer.request(method, params, timeout=timeout, related=self.id)
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        token = self.progress_token
+        if token is None:
+            return
+        params: dict[str, Any] = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self.notify("notifications/progress", params)
+
+
+RequestHandler = Callable[[IncomingRequest], Awaitable[JSON]]
+NotificationHandler = Callable[[Notification], Awaitable[None]]
+
+
+class _Expired(Exception):
+    """Set on a waiter's future when its deadline passes (never leaves :meth:`Peer.request`)."""
+
+
+class _Waiter:
+    """One outgoing request waiting for its answer: a future, and the deadline bookkeeping."""
+
+    __slots__ = ("future", "limit", "paused_before", "progress", "sending", "task", "timed_out", "timer")
+
+    def __init__(self, future: asyncio.Future[JSON], progress: ProgressCallback | None) -> None:
+        self.future = future
+        self.progress = progress
+        self.timer: asyncio.TimerHandle | None = None
+        self.limit = 0.0
+        self.paused_before = 0.0
+        self.task: asyncio.Task[Any] | None = None  # the requesting task, while it is still sending
+        self.sending = False
+        self.timed_out = False  # the deadline cancelled the task mid-send
+
+
+async def _ignore_notification(_: Notification) -> None:
+    return None
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    """Mark a finished future's exception as seen (nobody will await it now)."""
+    if future.done() and not future.cancelled():
+        future.exception()
+
+
+class Peer:
+    """One end of a JSON-RPC connection. Use as ``async with Peer(...) as peer:``."""
+
+    def __init__(
+        self,
+        role: Role,
+        send: Send,
+        *,
+        on_request: RequestHandler,
+        on_notification: NotificationHandler = _ignore_notification,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        default_timeout: float | None = None,
+    ) -> None:
+        self.conn = Connection(role, max_message_bytes=max_message_bytes)
+        self._send = send
+        self._on_request = on_request
+        self._on_notification = on_notification
+        self.default_timeout = default_timeout
+        self._waiters: dict[RequestId, _Waiter] = {}
+        self._handlers: dict[RequestId, asyncio.Task[None]] = {}
+        self._cancel_at_start: set[RequestId] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._tg: TaskGroup | None = None
+        self._closed = False
+        # Transports that keep per-request state (HTTP streams) learn of requests ending silently.
+        self.on_unanswered: Callable[[RequestId], None] | None = None
+        self._pause_depth = 0
+        self._pause_started = 0.0
+        self._pause_total = 0.0
+        self._deadlines_on_hold: list[_Waiter] = []  # deadlines that passed while paused
+
+    async def __aenter__(self) -> Peer:
+        self._loop = asyncio.get_running_loop()
+        self._tg = anyio.create_task_group()
+        await self._tg.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> bool | None:
+        self.close()
+        assert self._tg is not None
+        self._tg.cancel_scope.cancel()
+        try:
+            if self._handlers:  # cancelled by close(); wait for them as a task group would
+                with anyio.CancelScope(shield=True):
+                    await asyncio.wait(list(self._handlers.values()))
+        finally:
+            outcome = await self._tg.__aexit__(*exc)  # type: ignore[arg-type]
+        return outcome
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def close(self, detail: str = "connection closed") -> None:
+        """The transport is gone: fail every waiting request, stop every running handler."""
+        if self._closed:
+            return
+        self._closed = True
+        for request_id in self.conn.fail_all():
+            waiter = self._waiters.pop(request_id, None)
+            if waiter is not None and not waiter.future.done():
+                waiter.future.set_exception(ConnectionClosed(detail))
+        for request_id in list(self._handlers):
+            self._cancel_handler(request_id)
+
+    def cancel_incoming(self, request_id: RequestId) -> None:
+        """Cancel a request we are serving as if the peer had sent ``notifications/cancelled``."""
+        if self.conn.mark_cancelled(request_id):
+            self._cancel_handler(request_id)
+
+    def _cancel_handler(self, request_id: RequestId) -> None:
+        """Cancel the task serving ``request_id``. One that has not started yet is cancelled as it
+        starts, so the handler still runs up to its first wait (cancelling a task before its first
+        step would skip the handler, and its cleanup, entirely)."""
+        task = self._handlers.get(request_id)
+        if task is None:
+            return
+        coro = task.get_coro()
+        if coro is not None and inspect.getcoroutinestate(coro) == inspect.CORO_CREATED:  # type: ignore[arg-type]
+            self._cancel_at_start.add(request_id)
+        else:
+            task.cancel()
+
+    # ------------------------------------------------------------------ incoming
+
+    async def feed(self, data: Incoming, inbound: Inbound | None = None) -> None:
+        """Everything a transport receives goes through here: bytes, or an already decoded value.
+
+        ``inbound``: the transport already classified this one request (HTTP); handed on with it.
+        """
+        events = self.conn.receive_data(data) if isinstance(data, (bytes, str)) else self.conn.receive(data)
+        for event in events:
+            match event:
+                case ResponseReceived(request_id=request_id, result=result):
+                    self._settle(request_id, result, None)
+                case RequestReceived(request=request):
+                    self._start_handler(request, inbound)
+                case NotificationReceived(notification=notification):
+                    await self._notification(notification)
+                case ErrorReceived(request_id=request_id, error=error):
+                    self._settle(request_id, None, error)
+                case CancelReceived(request_id=request_id):
+                    self._cancel_handler(request_id)
+                case ProgressReceived():
+                    await self._progress(event)
+                case SendReply(message=message):
+                    logger.warning("rejected invalid message: %s", message["error"]["message"])
+                    await self._send(message, None)
+                case Dropped(reason=reason):
+                    logger.info("dropped: %s", reason)
+
+    def _settle(self, request_id: RequestId, result: JSON | None, error: MCPError | None) -> None:
+        waiter = self._waiters.pop(request_id, None)
+        if waiter is None or waiter.future.done():  # pragma: no cover - the core only settles what we started
+            return
+        if error is not None:
+            waiter.future.set_exception(error)
+        else:
+            waiter.future.set_result(result if result is not None else {})
+
+    async def _notification(self, notification: Notification) -> None:
+        try:
+            await self._on_notification(notification)
+        except Exception:
+            logger.exception("notification handler for %s failed", notification.method)
+
+    async def _progress(self, event: ProgressReceived) -> None:
+        waiter = self._waiters.get(event.request_id)
+        if waiter is None or waiter.progress is None:
+            return
+        try:
+            outcome = waiter.progress(event.progress, event.total, event.message)
+            if inspect.isawaitable(outcome):
+                await outcome
+        except Exception:
+            logger.exception("progress callback failed")
+
+    def _start_handler(self, request: Request, inbound: Inbound | None) -> None:
+        if self._loop is None or self._closed:
+            return
+        incoming = IncomingRequest(self, request, inbound)
+        task = self._loop.create_task(self._run_handler(incoming), name="elicitkit-request")
+        self._handlers[request.id] = task
+
+    async def _run_handler(self, request: IncomingRequest) -> None:
+        reply: JSON | None = None
+        if self._cancel_at_start and request.id in self._cancel_at_start:
+            self._cancel_at_start.discard(request.id)
+            asyncio.current_task().cancel()  # type: ignore[union-attr]  # delivered at its first wait
+        try:
+            try:
+                result = await self._on_request(request)
+            except MCPError as exc:
+                answered = self.conn.respond_error(request.id, exc)
+                reply = answered.to_wire() if answered is not None else None
+            except Exception as exc:
+                logger.exception("handler for %s failed", request.method)
+                answered = self.conn.respond_error(request.id, MCPError(INTERNAL_ERROR, f"internal error: {exc}"))
+                reply = answered.to_wire() if answered is not None else None
+            else:
+                response = self.conn.respond(request.id, result)
+                reply = response.to_wire() if response is not None else None
+        except asyncio.CancelledError:
+            reply = None  # cancelled (by the peer, a transport, or shutdown): the peer expects no answer
+        try:
+            if reply is None:
+                self.conn.discard(request.id)
+                if self.on_unanswered is not None:
+                    self.on_unanswered(request.id)
+            elif not self._closed:
+                try:
+                    await self._send(reply, request.id)
+                except Exception:  # the transport is gone; the reader side will notice and close
+                    logger.info("could not deliver the answer to %s %r", request.method, request.id)
+        finally:
+            if self._handlers.get(request.id) is asyncio.current_task():
+                del self._handlers[request.id]
+
+    # ------------------------------------------------------------------ outgoing
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        related: RequestId | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> JSON:
+        """Send a request and wait for its result; raises :class:`MCPError` on an error reply."""
+        if self._closed:
+            raise ConnectionClosed()
+        loop = self._loop if self._loop is not None else asyncio.get_running_loop()
+        request = self.conn.start_request(method, params, progress=on_progress is not None)
+        waiter = _Waiter(loop.create_future(), on_progress)
+        self._waiters[request.id] = waiter
+        limit = self.default_timeout if timeout is None else timeout
+        if limit is not None and limit > 0:
+            waiter.limit = limit
+            waiter.paused_before = self._paused_time()
+            waiter.timer = loop.call_later(limit, self._deadline, waiter)
+        try:
+            waiter.sending = True
+            waiter.task = asyncio.current_task()
+            try:
+                await self._send(request.to_wire(), related)
+            finally:
+                waiter.sending = False
+                waiter.task = None
+            return await waiter.future
+        except _Expired:
+            await self._abandon(request.id, "timeout")
+            raise RequestTimeout(method, waiter.limit) from None
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if waiter.timed_out and task is not None and task.uncancel() == 0:
+                await self._abandon(request.id, "timeout")  # our deadline interrupted the send
+                raise RequestTimeout(method, waiter.limit) from None
+            with anyio.CancelScope(shield=True):
+                await self._abandon(request.id, "cancelled")
+            raise
+        except BaseException:
+            if not waiter.future.done():  # the send failed: stop waiting (an error answer needs nothing)
+                with anyio.CancelScope(shield=True):
+                    await self._abandon(request.id, "cancelled")
+            raise
+        finally:
+            if waiter.timer is not None:
+                waiter.timer.cancel()
+                waiter.timer = None
+            _retrieve(waiter.future)
+
+    def _deadline(self, waiter: _Waiter) -> None:
+        """The timer of an outgoing request fired: extend it by time spent paused, or expire it."""
+        waiter.timer = None
+        if waiter.future.done():
+            return
+        if self._pause_depth:  # a person is answering: decide once they are done
+            self._deadlines_on_hold.append(waiter)
+            return
+        credit = self._paused_time() - waiter.paused_before
+        if credit > 0:
+            waiter.paused_before += credit
+            assert self._loop is not None
+            waiter.timer = self._loop.call_later(credit, self._deadline, waiter)
+            return
+        if waiter.sending and waiter.task is not None:
+            waiter.timed_out = True
+            waiter.task.cancel()
+        else:
+            waiter.future.set_exception(_Expired())
+
+    # -- pausing timeouts while a person answers ------------------------------------------
+
+    @contextlib.contextmanager
+    def timeouts_paused(self) -> Iterator[None]:
+        """Outgoing requests' timeouts stand still inside this block.
+
+        A client answering a server's question (a person typing into a form) must not have the
+        very call that asked time out underneath it; the paused time is added to every deadline.
+        """
+        if self._pause_depth == 0:
+            self._pause_started = time.monotonic()
+        self._pause_depth += 1
+        try:
+            yield
+        finally:
+            self._pause_depth -= 1
+            if self._pause_depth == 0:
+                self._pause_total += time.monotonic() - self._pause_started
+                held, self._deadlines_on_hold = self._deadlines_on_hold, []
+                for waiter in held:
+                    self._deadline(waiter)
+
+    def _paused_time(self) -> float:
+        ongoing = time.monotonic() - self._pause_started if self._pause_depth else 0.0
+        return self._pause_total + ongoing
+
+    async def _abandon(self, request_id: RequestId, reason: str) -> None:
+        self._waiters.pop(request_id, None)
+        cancel = self.conn.abandon_request(request_id, reason)
+        if cancel is not None and not self._closed:
+            try:
+                await self._send(cancel.to_wire(), None)
+            except Exception:  # the transport may already be gone
+                logger.debug("could not send cancellation for %r", request_id)
+
+    async def notify(
+        self, method: str, params: dict[str, Any] | None = None, *, related: RequestId | None = None
+    ) -> None:
+        if self._closed:
+            raise ConnectionClosed()
+        await self._send(Notification(method, params).to_wire(), related)
+
+    def spawn(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
+        """Run a background task for as long as this peer lives."""
+        if self._tg is None:
+            raise RuntimeError("peer is not running")
+        self._tg.start_soon(fn, *args)

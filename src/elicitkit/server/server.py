@@ -1,0 +1,352 @@
+"""The decorator framework: :class:`Server` with ``@tool``, ``@resource``, ``@prompt``.
+
+It registers MCP method handlers (:mod:`elicitkit.server.methods`) on the low-level server
+and turns plain Python functions into tools, resources and prompts. One instance can serve
+any number of connections, over any transport, at once.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import weakref
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Literal, TypeVar
+
+import anyio
+
+from elicitkit.elicitation.results import ElicitationResult
+from elicitkit.protocol.errors import RESOURCE_NOT_FOUND, MCPError
+from elicitkit.protocol.handshake import Phase
+from elicitkit.protocol.jsonrpc import JSON
+from elicitkit.protocol.modern import InvalidToolHeaders, tool_header_params
+from elicitkit.server import methods
+from elicitkit.server.context import Context
+from elicitkit.server.lowlevel import LowLevelServer
+from elicitkit.server.prompts import Prompt, make_prompt
+from elicitkit.server.resolvers import Resolve, build_graph
+from elicitkit.server.resources import Resource, ResourceTemplate, make_resource
+from elicitkit.server.rounds.sealing import StateCodec, default_codec
+from elicitkit.server.scope import RequestScope, current_scope
+from elicitkit.server.session import ServerSession
+from elicitkit.server.tools import Tool, make_tool
+
+logger = logging.getLogger("elicitkit.server")
+
+F = TypeVar("F", bound=Callable[..., Any])
+CompletionFn = Callable[..., Any]
+
+
+class Server(LowLevelServer):
+    """An MCP server built from decorated functions.
+
+    >>> server = Server("weather")
+    >>> @server.tool()
+    ... async def forecast(city: str, days: int = 3) -> str:
+    ...     return f"sunny in {city} for {days} days"
+    """
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.1.0",
+        *,
+        title: str | None = None,
+        instructions: str | None = None,
+        page_size: int = 100,
+        tool_timeout: float | None = None,
+        state_codec: StateCodec | None = None,
+        max_questions: int = LowLevelServer.max_questions,
+        principal: Callable[[Context], str | None] | None = None,
+    ) -> None:
+        """``max_questions``: the most questions one request may ask (each re-ask counts); past it
+        the call ends with an error naming the cap. ``principal``: who a request acts for (say,
+        the user behind its token); 2026 ``requestState`` is bound to it, so a state sealed for
+        one principal is refused for another."""
+        super().__init__(name, version, title=title, instructions=instructions)
+        if max_questions < 1:
+            raise ValueError("max_questions must be at least 1")
+        self.page_size = page_size
+        self.tool_timeout = tool_timeout
+        self.max_questions = max_questions
+        # What a 2026 round asks for its principal (None: rounds are bound to no principal).
+        self.principal_hook: Callable[[RequestScope], str | None] | None = None
+        self.principal = principal
+        # Seals 2026 requestState. Default: keys from ELICITKIT_STATE_KEYS (shared by processes), else fresh.
+        self.state_codec: StateCodec = state_codec if state_codec is not None else default_codec()
+        self.tools: dict[str, Tool] = {}
+        self.resources: dict[str, Resource] = {}
+        self.templates: dict[str, ResourceTemplate] = {}
+        self.prompts: dict[str, Prompt] = {}
+        self.completion_fn: CompletionFn | None = None
+        self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
+        handlers = {
+            "tools/list": methods.list_tools,
+            "tools/call": methods.call_tool,
+            "resources/list": methods.list_resources,
+            "resources/templates/list": methods.list_templates,
+            "resources/read": methods.read_resource_method,
+            "resources/subscribe": methods.subscribe,
+            "resources/unsubscribe": methods.unsubscribe,
+            "prompts/list": methods.list_prompts,
+            "prompts/get": methods.get_prompt,
+            "completion/complete": methods.complete,
+        }
+        for method, handler in handlers.items():
+            # A partial, not a method of ours: no Python frame between the session and the handler.
+            self.set_request_handler(method, functools.partial(handler, self))
+
+    def capabilities(self) -> dict[str, Any]:
+        return {
+            "tools": {"listChanged": True},
+            "resources": {"subscribe": True, "listChanged": True},
+            "prompts": {"listChanged": True},
+            "logging": {},
+            "completions": {},
+            **self.extra_capabilities,
+        }
+
+    def create_session(self, send: Any, **kwargs: Any) -> ServerSession:
+        session = super().create_session(send, **kwargs)
+        self._sessions.add(session)
+        return session
+
+    @property
+    def principal(self) -> Callable[[Context], str | None] | None:
+        """Who a request acts for; 2026 ``requestState`` is bound to it (see ``__init__``)."""
+        return self._principal
+
+    @principal.setter
+    def principal(self, hook: Callable[[Context], str | None] | None) -> None:
+        self._principal = hook
+        self.principal_hook = self.principal_of if hook is not None else None
+
+    def principal_of(self, scope: RequestScope) -> str | None:
+        """The principal a 2026 request's round is bound to (None without a ``principal`` hook)."""
+        return self.principal(self.context_for(scope)) if self.principal is not None else None
+
+    def context_for(self, scope: RequestScope) -> Context:
+        """The :class:`Context` handed to user functions (subclasses may return a richer one)."""
+        return Context(scope, self)
+
+    # ------------------------------------------------------------------ decorators
+
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        meta: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
+        timeout: float | None = None,
+        thread: bool = False,
+    ) -> Callable[[F], F]:
+        """Register a function as a tool. Sync functions run inline unless ``thread=True``."""
+
+        def register(fn: F) -> F:
+            self.add_tool(
+                make_tool(
+                    fn,
+                    name=name,
+                    title=title,
+                    description=description,
+                    annotations=annotations,
+                    meta=meta,
+                    structured_output=structured_output,
+                    timeout=timeout,
+                    thread=thread,
+                    extra_kinds=self.parameter_kind,
+                )
+            )
+            return fn
+
+        return register
+
+    def parameter_kind(self, annotation: Any, extras: list[Any]) -> str | None:
+        """Hook for parameters filled by the framework rather than the client (None: an argument).
+
+        ``Annotated[T, Resolve(fn)]`` is ``"resolved"``: filled by running ``fn`` before the body.
+        """
+        return "resolved" if any(isinstance(extra, Resolve) for extra in extras) else None
+
+    def add_tool(self, tool: Tool) -> None:
+        if tool.resolvers is None:
+            tool.resolvers = build_graph(tool.name, tool.plan)  # checked now: TypeError at registration
+        if tool.name in self.tools:
+            raise ValueError(f"a tool named {tool.name!r} is already registered")
+        self.tools[tool.name] = tool
+
+    def remove_tool(self, name: str) -> None:
+        del self.tools[name]
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register a resource; a URI with ``{variables}`` makes an RFC 6570 template."""
+
+        def register(fn: F) -> F:
+            made = make_resource(
+                fn,
+                uri,
+                name=name,
+                title=title,
+                description=description,
+                mime_type=mime_type,
+                annotations=annotations,
+                meta=meta,
+            )
+            if isinstance(made, ResourceTemplate):
+                self.templates[made.uri_template] = made
+            else:
+                self.resources[made.uri] = made
+            return fn
+
+        return register
+
+    def prompt(
+        self, name: str | None = None, *, title: str | None = None, description: str | None = None
+    ) -> Callable[[F], F]:
+        """Register a prompt; its parameters are the prompt's arguments."""
+
+        def register(fn: F) -> F:
+            prompt = make_prompt(fn, name=name, title=title, description=description)
+            self.prompts[prompt.name] = prompt
+            return fn
+
+        return register
+
+    def completion(self) -> Callable[[F], F]:
+        """Register the completion function: ``fn(ref, argument_name, value, context_arguments)``."""
+
+        def register(fn: F) -> F:
+            self.completion_fn = fn
+            return fn
+
+        return register
+
+    # ------------------------------------------------------------------ broadcasts
+
+    def live_sessions(self) -> list[ServerSession]:
+        return [s for s in self._sessions if not s.peer.closed and s.handshake.phase is not Phase.NEW]
+
+    async def _broadcast(
+        self, method: str, params: dict[str, Any] | None = None, *, only: Sequence[ServerSession] = ()
+    ) -> None:
+        for session in only or self.live_sessions():
+            try:
+                await session.send_notification(method, params)
+            except Exception:  # one gone client must not stop the others
+                logger.debug("could not notify a session of %s", method)
+
+    async def notify_tools_changed(self) -> None:
+        await self._broadcast("notifications/tools/list_changed")
+
+    async def notify_prompts_changed(self) -> None:
+        await self._broadcast("notifications/prompts/list_changed")
+
+    async def notify_resources_changed(self) -> None:
+        await self._broadcast("notifications/resources/list_changed")
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        """Tell every session subscribed to ``uri`` that it changed."""
+        subscribed = [s for s in self.live_sessions() if uri in s.subscriptions]
+        if subscribed:
+            await self._broadcast("notifications/resources/updated", {"uri": uri}, only=subscribed)
+
+    # ------------------------------------------------------------------ serving requests
+
+    def run_tool(self, tool: Tool, arguments: dict[str, Any], scope: RequestScope) -> Awaitable[JSON]:
+        """Validate, call and render one tool call (see :func:`elicitkit.server.methods.run_tool`)."""
+        return methods.run_tool(self, tool, arguments, scope)
+
+    def read_resource(self, uri: str, context: Context) -> Awaitable[JSON]:
+        """Read one of this server's resources as ``context``'s request (``{"contents": [...]}``)."""
+        return methods.read_resource(self, uri, context)
+
+    def resource_not_found(self, uri: str) -> MCPError:
+        return MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
+
+    def tool_header_params(self, name: str) -> dict[str, str]:
+        tool = self.tools.get(name)
+        if tool is None:
+            return {}
+        try:
+            return tool_header_params(tool.input_schema)
+        except InvalidToolHeaders:
+            return {}
+
+    def current_context(self) -> Context:
+        """The :class:`Context` of the request being served (for code that was not handed one)."""
+        scope = current_scope.get()
+        if scope is None:
+            raise LookupError("no MCP request is being served in this task")
+        return self.context_for(scope)
+
+    async def request_elicitation(
+        self, message: str, requested_schema: dict[str, Any], *, timeout: float | None = None
+    ) -> ElicitationResult[dict[str, Any]]:
+        """Seed-002 style: ask from any handler without a Context parameter (dict schema)."""
+        return await self.current_context().request_elicitation(message, requested_schema, timeout=timeout)
+
+    # ------------------------------------------------------------------ running
+
+    def asgi_app(self, path: str = "/mcp", **options: Any) -> Any:
+        """A Starlette app serving this server over Streamable HTTP at ``path``."""
+        from elicitkit.transports.http.serve import create_app
+
+        return create_app(self, path=path, **options)
+
+    async def run_async(
+        self,
+        transport: Literal["stdio", "http"] = "stdio",
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        path: str = "/mcp",
+        **options: Any,
+    ) -> None:
+        if transport == "stdio":
+            from elicitkit.transports.stdio import serve_stdio
+
+            await _until_signal(serve_stdio(self, **options))
+        elif transport == "http":
+            from elicitkit.transports.http.serve import serve_http
+
+            await serve_http(self, host=host, port=port, path=path, **options)  # uvicorn handles signals
+        else:
+            raise ValueError(f"unknown transport {transport!r}; use 'stdio' or 'http'")
+
+    def run(self, transport: Literal["stdio", "http"] = "stdio", **kwargs: Any) -> None:
+        """Serve until the client goes away (stdio) or until SIGINT/SIGTERM."""
+        anyio.run(lambda: self.run_async(transport, **kwargs))
+
+
+async def _until_signal(coro: Any) -> None:
+    """Run ``coro``; SIGINT or SIGTERM ends it cleanly instead of with a traceback."""
+    import signal
+
+    async with anyio.create_task_group() as tg:
+
+        async def watch() -> None:
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for _ in signals:
+                    tg.cancel_scope.cancel()
+                    return
+
+        tg.start_soon(watch)
+        await coro
+        tg.cancel_scope.cancel()
+
+
+MCPServer = Server
+"""The name seed 001 uses; the same class."""

@@ -1,0 +1,433 @@
+"""Streamable HTTP, server side: the raw ASGI endpoint.
+
+One endpoint serves POST (a message in; a JSON or SSE answer out), GET (the standalone SSE
+stream, or a resumed request stream with ``Last-Event-ID``) and DELETE (end a session).
+Legacy sessions are keyed by ``Mcp-Session-Id`` (:mod:`.sessions`); each request's outgoing
+messages go to its own :class:`~.streams.Stream`.
+
+A request whose first outgoing message is its own response is answered as plain JSON; as
+soon as anything comes before the response (progress, a log line, an ``elicitation/create``)
+the answer becomes an SSE stream, with event ids so a dropped connection can be resumed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+from collections.abc import Awaitable, Callable
+
+from elicitkit.protocol.errors import INVALID_REQUEST, MCPError
+from elicitkit.protocol.framing import sse_event
+from elicitkit.protocol.handshake import INITIALIZE
+from elicitkit.protocol.inbound import (
+    SESSION_HEADER,
+    Handshake,
+    Rejected,
+    Stateless,
+    classify_other,
+    classify_request,
+    refuses_streams,
+)
+from elicitkit.protocol.jsonrpc import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    JSON,
+    ErrorResponse,
+    InvalidMessage,
+    Message,
+    Request,
+    decode,
+    parse,
+)
+from elicitkit.protocol.versions import sends_priming_events
+from elicitkit.runtime.contract import Endpoint
+from elicitkit.transports.http.responses import (
+    JSON_CT,
+    SSE_HEADERS,
+    ASGISend,
+    Receive,
+    Scope,
+    send_accepted,
+    send_error,
+    send_json,
+    send_plain,
+)
+from elicitkit.transports.http.security import (
+    OriginGuard,
+    accepts_event_stream,
+    authenticated_identity,
+    check_post_content,
+)
+from elicitkit.transports.http.sessions import HTTPSession, SessionTable
+from elicitkit.transports.http.streams import Stream, decided, is_decided
+
+_QUICK_ANSWER_SECONDS = 0.25
+
+
+class StreamableHTTPHandler:
+    """The raw ASGI endpoint. Mount it with :func:`create_app` or any ASGI router."""
+
+    def __init__(
+        self,
+        server: Endpoint,
+        *,
+        json_response: bool = True,
+        dns_rebinding_protection: bool | None = None,
+        allowed_hosts: set[str] | None = None,
+        allowed_origins: set[str] | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        retention_seconds: float = 300.0,
+    ) -> None:
+        self.server = server
+        self.json_response = json_response
+        self.guard = OriginGuard(dns_rebinding_protection, allowed_hosts, allowed_origins)
+        self.max_message_bytes = max_message_bytes
+        self.table = SessionTable(server, max_message_bytes=max_message_bytes, retention_seconds=retention_seconds)
+
+    def run(self) -> contextlib.AbstractAsyncContextManager[None]:
+        """Hold the task group the sessions run in (the app's lifespan enters this)."""
+        return self.table.run()
+
+    # -- ASGI -----------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: ASGISend) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        refusal = self.guard.check(scope, headers)
+        if refusal is not None:
+            await send_plain(send, refusal[0], refusal[1])
+            return
+        method = scope["method"]
+        if method != "POST" and refuses_streams(headers):
+            await send_plain(send, 405, "2026-07-28 has no GET stream and no sessions", [(b"allow", b"POST")])
+            return
+        if method == "POST":
+            answer = await self._post(scope, receive, send, headers)
+            # Only what the answer needs lives on while it waits (for a person, maybe): not the
+            # headers, the body or the decoded message.
+            del headers
+            if answer is not None:
+                hs, stream, modern = answer
+                with_ids = await self._answer(hs, stream, receive, send, modern=modern)
+                if with_ids is not None:
+                    await self._pump(hs, stream, 0, receive, send, with_ids=with_ids)
+        elif method == "GET":
+            await self._get(receive, send, headers)
+        elif method == "DELETE":
+            await self._delete(send, headers)
+        else:
+            await send_plain(send, 405, "method not allowed", [(b"allow", b"GET, POST, DELETE")])
+
+    async def _lifespan(self, receive: Receive, send: ASGISend) -> None:
+        message = await receive()
+        if message["type"] != "lifespan.startup":
+            return
+        async with self.run():
+            await send({"type": "lifespan.startup.complete"})
+            await receive()  # lifespan.shutdown
+        await send({"type": "lifespan.shutdown.complete"})
+
+    # -- POST -----------------------------------------------------------------------
+
+    async def _post(
+        self, scope: Scope, receive: Receive, send: ASGISend, headers: dict[str, str]
+    ) -> tuple[HTTPSession, Stream, bool] | None:
+        """Check and feed one POST; returns what :meth:`_answer` needs when a response must wait."""
+        refusal = check_post_content(headers)
+        if refusal is not None:
+            await send_error(send, refusal[0], INVALID_REQUEST, refusal[1])
+            return None
+        body = await _read_body(receive, self.max_message_bytes)
+        if body is None:
+            await send_error(send, 413, INVALID_REQUEST, f"message exceeds the {self.max_message_bytes}-byte limit")
+            return None
+        try:
+            obj = decode(body, self.max_message_bytes)
+            message = parse(obj)
+        except InvalidMessage as exc:
+            await send_json(send, 400, exc.to_wire())
+            return None
+        if type(message) is not Request:  # a notification or a response: accepted, nothing to say back
+            await self._post_other(message, obj, headers, send)
+            return None
+        inbound = classify_request(
+            message.method,
+            message.params,
+            headers=headers,
+            header_params=self.server.tool_header_params,
+            principal=authenticated_identity(scope),
+        )
+        if type(inbound) is Rejected:
+            await send_json(send, inbound.status, ErrorResponse(message.id, inbound.error).to_wire())
+            return None
+        if type(inbound) is Stateless:  # 2026 has no sessions: a stray Mcp-Session-Id is ignored
+            hs = await self.table.stateless_session()
+            internal = hs.next_internal_id()
+            stream = hs.open_stream(internal)
+            stream.public_id = message.id
+            await hs.session.feed({**obj, "id": internal}, inbound)
+            return hs, stream, True
+
+        if message.method == INITIALIZE:
+            hs = await self.table.new_session()
+        else:
+            found = self.table.get(headers.get(SESSION_HEADER))
+            if found is None:
+                await send_error(send, 404, INVALID_REQUEST, "unknown or terminated session", message.id)
+                return None
+            hs = found
+        request_id = message.id
+        if request_id in hs.streams:
+            err = ErrorResponse(request_id, MCPError(INVALID_REQUEST, f"request id {request_id!r} is already in use"))
+            await send_json(send, 400, err.to_wire())
+            return None
+        stream = hs.open_stream(request_id)
+        await hs.session.feed(obj, inbound)
+        return hs, stream, False
+
+    async def _post_other(self, message: Message, obj: JSON, headers: dict[str, str], send: ASGISend) -> None:
+        """A notification or response: to its handshake session, or (2026) accepted and dropped."""
+        inbound = classify_other(getattr(message, "params", None), headers)
+        if type(inbound) is Rejected:
+            await send_json(send, inbound.status, ErrorResponse(None, inbound.error).to_wire())
+            return
+        if type(inbound) is Handshake:
+            hs = self.table.get(headers.get(SESSION_HEADER))
+            if hs is None:
+                await send_error(send, 404, INVALID_REQUEST, "unknown or terminated session")
+                return
+            await hs.session.feed(obj)
+        await send_accepted(send)
+
+    async def _answer(
+        self, hs: HTTPSession, stream: Stream, receive: Receive, send: ASGISend, *, modern: bool = False
+    ) -> bool | None:
+        """Wait for the first outgoing message: the response alone -> JSON, anything else -> SSE.
+
+        Returns None when the answer is complete, or, for an SSE answer whose headers went out,
+        whether its events carry ids: the caller then pumps the stream (:meth:`_pump`), so this
+        frame is gone while the stream waits (for a person's answer, say).
+        """
+        if not is_decided(stream):
+            # Most answers come at once: wait a moment without the cost of a disconnect watcher
+            # (a task per request), and only then watch for the client leaving.
+            loop = asyncio.get_running_loop()
+            give_up = loop.time() + _QUICK_ANSWER_SECONDS
+            while not is_decided(stream) and (left := give_up - loop.time()) > 0:
+                await stream.wait(left)
+        session_headers = [] if modern else [(b"mcp-session-id", hs.session_id.encode())]
+        if not is_decided(stream):
+            disconnected = await _wait_or_disconnect(functools.partial(decided, stream), receive)
+            if disconnected:
+                stream.answering = False
+                stream.detach_retry_ms = None
+                if modern and stream.request_id is not None:  # 2026: closing the connection cancels
+                    hs.session.cancel(stream.request_id)
+                    hs.drop_stream(stream)
+                    return None
+                if stream.done:
+                    hs.drop_stream(stream)
+                else:
+                    self.table.retire_when_done(hs, stream)
+                return None
+        stream.answering = False
+        if not stream.events and stream.done:  # cancelled before it said anything: an empty stream, then done
+            hs.drop_stream(stream)
+            await send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *session_headers]})
+            await send({"type": "http.response.body", "body": b""})
+            return None
+        first = stream.events[0] if stream.events else None  # None: closed early, so SSE with a priming event
+        if self.json_response and first is not None and first[2]:
+            hs.drop_stream(stream)
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": stream.status,
+                    "headers": [JSON_CT, *session_headers, (b"content-length", str(len(first[1])).encode())],
+                }
+            )
+            await send({"type": "http.response.body", "body": first[1]})
+            return None
+        await send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *session_headers]})
+        priming = not modern and self._wants_priming(hs)
+        if not priming:
+            stream.detach_retry_ms = None  # without event ids the client could not resume: keep the stream
+        if priming:
+            await send(
+                {"type": "http.response.body", "body": sse_event(b"", event_id=f"{stream.key}/0"), "more_body": True}
+            )
+        return priming
+
+    def _wants_priming(self, hs: HTTPSession) -> bool:
+        return sends_priming_events(hs.session.protocol_version)
+
+    async def _pump(
+        self, hs: HTTPSession, stream: Stream, cursor: int, receive: Receive, send: ASGISend, *, with_ids: bool
+    ) -> None:
+        """Write the stream's events after ``cursor`` as SSE until its final event (or a disconnect).
+
+        One loop in this frame, and one watcher task: a stream parked on a person's answer holds
+        both for as long as it waits, so nothing else (no closure, no task group) is kept alive.
+        """
+        stream.listeners += 1
+        finished = False
+        watch = _DisconnectWatch(receive)
+        try:
+            while True:
+                if stream.done and cursor >= stream.next_seq - 1:
+                    finished = True  # ended without a response (cancelled): close the stream
+                    break
+                for seq, payload, final in stream.after(cursor):
+                    event_id = f"{stream.key}/{seq}" if with_ids else None
+                    await send(
+                        {"type": "http.response.body", "body": sse_event(payload, event_id=event_id), "more_body": True}
+                    )
+                    cursor = seq
+                    stream.delivered = seq
+                    if final:
+                        finished = True
+                        break
+                if finished:
+                    break
+                if stream.detach_retry_ms is not None:
+                    retry = stream.detach_retry_ms
+                    stream.detach_retry_ms = None
+                    # more_body False: end the response cleanly (an unfinished one reads as an error)
+                    await send(
+                        {"type": "http.response.body", "body": f"retry: {retry}\n\n".encode(), "more_body": False}
+                    )
+                    break
+                await stream.wait()
+        except asyncio.CancelledError:
+            if not watch.was_disconnect():
+                raise
+        finally:
+            watch.stop()
+            stream.listeners -= 1
+        if finished:
+            if stream is not hs.standalone:
+                hs.drop_stream(stream)
+            with contextlib.suppress(Exception):
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+        elif stream is not hs.standalone:
+            self.table.retire_when_done(hs, stream)
+
+    # -- GET ------------------------------------------------------------------------
+
+    async def _get(self, receive: Receive, send: ASGISend, headers: dict[str, str]) -> None:
+        if not accepts_event_stream(headers):
+            await send_error(send, 406, INVALID_REQUEST, "Accept must list text/event-stream")
+            return
+        hs = self.table.get(headers.get("mcp-session-id"))
+        if hs is None:
+            status = 400 if "mcp-session-id" not in headers else 404
+            await send_error(send, status, INVALID_REQUEST, "missing or unknown Mcp-Session-Id")
+            return
+        last = headers.get("last-event-id")
+        cursor = 0
+        stream = hs.standalone
+        if last is not None:
+            key, _, seq = last.partition("/")
+            found = hs.by_key.get(key)
+            if found is None or not seq.isdigit():
+                await send_error(send, 404, INVALID_REQUEST, f"cannot resume from event {last!r}")
+                return
+            stream, cursor = found, int(seq)
+        elif stream.listeners:
+            await send_error(send, 409, INVALID_REQUEST, "a standalone stream is already open for this session")
+            return
+        else:
+            cursor = stream.next_seq - 1  # a fresh standalone stream starts now
+        session_header = (b"mcp-session-id", hs.session_id.encode())
+        await send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, session_header]})
+        await send({"type": "http.response.body", "body": b": stream open\n\n", "more_body": True})
+        await self._pump(hs, stream, cursor, receive, send, with_ids=True)
+
+    # -- DELETE ---------------------------------------------------------------------
+
+    async def _delete(self, send: ASGISend, headers: dict[str, str]) -> None:
+        session_id = headers.get("mcp-session-id")
+        hs = self.table.pop(session_id)
+        if hs is None:
+            await send_error(send, 404 if session_id else 400, INVALID_REQUEST, "missing or unknown Mcp-Session-Id")
+            return
+        hs.closed.set()
+        await send_plain(send, 200, "")
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return b""
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+class _DisconnectWatch:
+    """Watches one request's ``receive()`` for ``http.disconnect`` and then cancels the task that
+    made it. One plain asyncio task (named for :func:`_wait_or_disconnect`), nothing more: a
+    request parked on a person holds it for minutes. Use as::
+
+        watch = _DisconnectWatch(receive)
+        try:
+            ...  # wait for things
+        except asyncio.CancelledError:
+            if not watch.was_disconnect():
+                raise
+        finally:
+            watch.stop()
+    """
+
+    __slots__ = ("gone", "runner", "watcher")
+
+    def __init__(self, receive: Receive) -> None:
+        runner = asyncio.current_task()
+        assert runner is not None
+        self.runner = runner
+        self.gone = False
+        self.watcher = asyncio.get_running_loop().create_task(
+            self._watch(receive), name="_wait_or_disconnect.<locals>.watch"
+        )
+
+    async def _watch(self, receive: Receive) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                self.gone = True
+                self.runner.cancel()
+                return
+
+    def was_disconnect(self) -> bool:
+        """In an ``except CancelledError``: True (and the cancellation undone) if we caused it."""
+        return self.gone and self.runner.uncancel() == 0
+
+    def stop(self) -> None:
+        self.watcher.cancel()  # it ends at the loop's next turn; nothing to wait for
+
+
+async def _wait_or_disconnect(fn: Callable[[], Awaitable[None]], receive: Receive) -> bool:
+    """Run ``fn`` until it returns or the client goes away; True if the client went away."""
+    watch = _DisconnectWatch(receive)
+    try:
+        await fn()
+    except asyncio.CancelledError:
+        if not watch.was_disconnect():
+            raise
+    finally:
+        watch.stop()
+    return watch.gone

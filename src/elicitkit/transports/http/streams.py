@@ -1,0 +1,107 @@
+"""The outgoing messages of one request (or of the standalone GET stream), kept for replay.
+
+A request's stream collects what the session sends on its behalf (progress, log lines,
+questions, then the response); the endpoint writes it out as JSON or SSE, and a client whose
+connection dropped resumes it from an event id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from elicitkit.protocol.jsonrpc import RequestId
+
+
+class Stream:
+    """One request's events, replayable.
+
+    Kept small (a parked question holds one for as long as a person takes to answer): the
+    events are a list, and waiting is a future per waiter, made only while someone waits.
+    """
+
+    __slots__ = (
+        "_waiting",
+        "answering",
+        "delivered",
+        "detach_retry_ms",
+        "done",
+        "events",
+        "key",
+        "listeners",
+        "next_seq",
+        "public_id",
+        "request_id",
+        "status",
+    )
+
+    def __init__(self, key: str, request_id: RequestId | None) -> None:
+        self.key = key
+        self.request_id = request_id
+        self.events: list[tuple[int, bytes, bool]] = []  # (seq, json, is_final)
+        self.next_seq = 1
+        self.done = False
+        self.delivered = 0  # highest seq a live listener has written out
+        self.listeners = 0
+        self.detach_retry_ms: int | None = None  # set: end the live connection, client resumes later
+        self.public_id: RequestId | None = None  # 2026: the client's own id (the session uses its own)
+        self.status = 200  # 2026: the HTTP status of a JSON answer (errors map to 400/404)
+        self.answering = True  # the POST has not yet chosen between a JSON and an SSE answer
+        self._waiting: list[asyncio.Future[None]] | None = None
+
+    def push(self, payload: bytes, final: bool) -> None:
+        self.events.append((self.next_seq, payload, final))
+        self.next_seq += 1
+        if final:
+            self.done = True
+        self.notify()
+
+    def end_silently(self) -> None:
+        """The request ended without a response (it was cancelled): nothing more will come."""
+        self.done = True
+        self.notify()
+
+    def notify(self) -> None:
+        """Wake every waiter."""
+        waiting, self._waiting = self._waiting, None
+        for change in waiting or ():
+            if not change.done():
+                change.set_result(None)
+
+    async def wait(self, timeout: float | None = None) -> None:
+        """Until the next :meth:`notify` (or ``timeout`` seconds): waiters re-check their condition.
+
+        Each waiter has a future of its own, so one being cancelled (its client went away)
+        cannot cancel another's wait.
+        """
+        loop = asyncio.get_running_loop()
+        change: asyncio.Future[None] = loop.create_future()
+        if self._waiting is None:
+            self._waiting = [change]
+        else:
+            self._waiting.append(change)
+        if timeout is None:
+            await change
+            return
+        timer = loop.call_later(timeout, _wake, change)
+        try:
+            await change
+        finally:
+            timer.cancel()
+
+    def after(self, seq: int) -> list[tuple[int, bytes, bool]]:
+        return [e for e in self.events if e[0] > seq]
+
+
+def is_decided(stream: Stream) -> bool:
+    """A POST can choose its answer: a message came, the request ended, or close_stream() was called."""
+    return bool(stream.events) or stream.done or stream.detach_retry_ms is not None
+
+
+async def decided(stream: Stream) -> None:
+    while not is_decided(stream):
+        await stream.wait()
+
+
+def _wake(change: asyncio.Future[None]) -> None:
+    if not change.done():
+        change.set_result(None)
