@@ -15,7 +15,6 @@ import pytest
 from _wire import exchange, port_of, post_headers, request_bytes
 
 from _rawpeers import RawHTTP, init_request, req
-from elicitkit.transports.http.security import accepts, parse_authority, parse_origin
 from elicitkit.transports.http.serve import serve_http_background
 from support_server import SupportServer
 
@@ -128,6 +127,8 @@ async def test_two_identical_accept_headers_are_combined_not_refused(server_url:
 
 
 def test_parsers_agree_with_the_grammar() -> None:
+    from elicitkit.transports.http.security import parse_authority, parse_origin
+
     assert parse_authority("LocalHost:8000") == ("localhost", 8000)
     assert parse_authority("[::1]") == ("[::1]", None)
     assert parse_authority("localhost:1@evil") is None
@@ -207,6 +208,8 @@ async def test_defect_09_get_accept_is_parsed(raw: RawHTTP, accept: str) -> None
 
 
 def test_accepts_takes_the_most_specific_range() -> None:
+    from elicitkit.transports.http.security import accepts
+
     assert accepts("*/*;q=0.1, application/json;q=0", "text/event-stream")
     assert not accepts("*/*;q=0.1, application/json;q=0", "application/json")
     assert not accepts("", "application/json")

@@ -12,7 +12,6 @@ from _wire import exchange, port_of, post_headers, request_bytes
 from _rawpeers import RawHTTP
 from elicitkit.protocol.errors import INVALID_REQUEST
 from elicitkit.transports.http.serve import serve_http_background
-from elicitkit.transports.http.streams import parse_event_id
 from support_server import SupportServer
 
 pytestmark = pytest.mark.anyio
@@ -54,6 +53,8 @@ async def test_defect_05_last_event_id_non_ascii_digit(raw: RawHTTP, last_event_
 
 
 def test_parse_event_id_is_strict() -> None:
+    from elicitkit.transports.http.streams import parse_event_id
+
     assert parse_event_id("r12/34") == ("r12", 34)
     for bad in ("g/²", "g/٣", "g/ 1", "g/+1", "g/-1", "g/", "/1", "g", "g/1/2", "g/" + "1" * 19):
         assert parse_event_id(bad) is None, bad
