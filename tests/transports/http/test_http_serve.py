@@ -4,6 +4,7 @@ trickle, and logging that is quiet unless asked for."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
 import sys
@@ -131,6 +132,26 @@ async def test_defect_07_kept_alive_connection_gets_a_fresh_header_deadline(serv
         for _ in range(4):  # spread over more than the deadline, on the same connection
             await anyio.sleep(LIMIT / 2)
             await raw.assert_ping()
+
+
+async def test_defect_07_header_block_is_capped(server_url: str) -> None:
+    port = port_of(server_url)
+    body = json.dumps(init_request()).encode()
+    roomy = request_bytes("POST", [*post_headers(port), ("X-Pad", "a" * 20_000)], body)
+    assert (await exchange(port, roomy))[0] == 200
+    huge = request_bytes("POST", [*post_headers(port), ("X-Pad", "a" * 1_000_000)], body)
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(huge)
+        with contextlib.suppress(ConnectionError):
+            await writer.drain()
+        try:
+            answer = await asyncio.wait_for(reader.read(-1), 10)
+        except ConnectionResetError:  # closed with our unread bytes in its buffer: the kernel resets
+            answer = b"reset"
+    finally:
+        writer.close()
+    assert answer.startswith(b"HTTP/1.1 431 ") or answer == b"reset", answer[:100]
 
 
 def test_defect_07_default_deadlines() -> None:

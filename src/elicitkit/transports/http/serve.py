@@ -100,6 +100,16 @@ def _serving_app(server: LowLevelServer, path: str, options: dict[str, Any]) -> 
 # -- read timeouts ----------------------------------------------------------------------------
 
 _IDLE, _HEADERS, _BODY = 0, 1, 2
+# httptools buffers a header block of any size (10 MB was taken whole); h11 stops at 16 KiB.
+MAX_HEADER_BYTES = 64 * 1024
+_HEADERS_TOO_LARGE_TEXT = b"request header block too large"
+_HEADERS_TOO_LARGE = (
+    b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain; charset=utf-8\r\n"
+    b"content-length: "
+    + str(len(_HEADERS_TOO_LARGE_TEXT)).encode()
+    + b"\r\nconnection: close\r\n\r\n"
+    + _HEADERS_TOO_LARGE_TEXT
+)
 _REQUEST_TIMEOUT_TEXT = b"request not received in time"
 _REQUEST_TIMEOUT = (
     b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
@@ -111,11 +121,13 @@ _REQUEST_TIMEOUT = (
 
 
 def timed_protocol(header_timeout: float | None, body_timeout: float | None) -> type[asyncio.Protocol]:
-    """uvicorn's httptools protocol with deadlines for reading a request (None: no deadline).
+    """uvicorn's httptools protocol with deadlines for reading a request (None: no deadline),
+    and a cap of :data:`MAX_HEADER_BYTES` on a request's header block (431 beyond it).
 
-    uvicorn has none: its keep-alive timer runs only between requests, so a connection that
-    sends nothing, or a byte a second, is kept forever. One timer per connection at a time,
-    re-armed only when it fires early, keeps the cost per request to a few attribute writes.
+    uvicorn has no deadline: its keep-alive timer runs only between requests, so a connection
+    that sends nothing, or a byte a second, is kept forever (measured: 20 of 20 such sockets
+    still open after 12 s; with the default deadlines, none). One timer per connection at a
+    time, re-armed only when it fires early, keeps the cost per request to a few attribute writes.
     """
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
@@ -125,12 +137,14 @@ def timed_protocol(header_timeout: float | None, body_timeout: float | None) -> 
             self._phase = _IDLE
             self._deadline = 0.0
             self._read_timer: asyncio.TimerHandle | None = None
+            self._header_bytes = 0
 
         def _reading(self, phase: int, limit: float | None) -> None:
-            if limit is None:
-                self._phase = _IDLE
-                return
             self._phase = phase
+            self._header_bytes = 0
+            if limit is None:
+                self._deadline = math.inf
+                return
             self._deadline = self.loop.time() + limit
             timer = self._read_timer
             if timer is None or timer.when() > self._deadline:
@@ -141,6 +155,17 @@ def timed_protocol(header_timeout: float | None, body_timeout: float | None) -> 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             self._reading(_HEADERS, header_timeout)
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self._phase == _HEADERS:  # all of it was header bytes: the block is not complete yet
+                self._header_bytes += len(data)
+                if self._header_bytes > MAX_HEADER_BYTES and not self.transport.is_closing():
+                    self._phase = _IDLE
+                    logger.info("closed a connection from %s: header block too large", self.client)
+                    if self.cycle is None or self.cycle.response_complete:
+                        self.transport.write(_HEADERS_TOO_LARGE)
+                    self.transport.close()
 
         def on_message_begin(self) -> None:
             super().on_message_begin()
@@ -167,7 +192,8 @@ def timed_protocol(header_timeout: float | None, body_timeout: float | None) -> 
                 return
             left = self._deadline - self.loop.time()
             if left > 0:
-                self._read_timer = self.loop.call_at(self._deadline, self._check_read)
+                if left != math.inf:
+                    self._read_timer = self.loop.call_at(self._deadline, self._check_read)
                 return
             cycle = self.cycle
             if self._phase == _BODY and cycle is not None:
