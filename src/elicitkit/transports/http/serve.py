@@ -40,14 +40,6 @@ if TYPE_CHECKING:
 
     from elicitkit.server.lowlevel import LowLevelServer
 
-logger = logging.getLogger("elicitkit.http")
-
-DEFAULT_HEADER_TIMEOUT = 10.0  # seconds for a request's whole header block
-DEFAULT_BODY_TIMEOUT = 30.0  # seconds for its whole body once the headers are in (4 MiB at ~140 kB/s)
-DEFAULT_SHUTDOWN_GRACE = 5.0  # seconds requests in flight get after SIGINT/SIGTERM
-DEFAULT_LOG_LEVEL = "warning"
-_CANCEL_MARGIN = 1.0  # after the grace: sessions are ended; this long later uvicorn cancels the requests
-
 
 def create_app(server: LowLevelServer, *, path: str = "/mcp", **options: Any) -> Starlette:
     """A Starlette app serving ``server`` at ``path``; mount it anywhere, or run it with uvicorn."""
@@ -98,6 +90,15 @@ def _serving_app(server: LowLevelServer, path: str, options: dict[str, Any]) -> 
 
 
 # -- read timeouts ----------------------------------------------------------------------------
+
+logger = logging.getLogger("elicitkit.http")
+
+DEFAULT_HEADER_TIMEOUT = 10.0  # seconds for a request's whole header block
+DEFAULT_BODY_TIMEOUT = 30.0  # seconds for its whole body once the headers are in (4 MiB at ~140 kB/s)
+DEFAULT_SHUTDOWN_GRACE = 5.0  # seconds requests in flight get after SIGINT/SIGTERM
+DEFAULT_LOG_LEVEL = "warning"
+_CANCEL_MARGIN = 1.0  # after the grace: sessions are ended; this long later uvicorn cancels the requests
+
 
 _IDLE, _HEADERS, _BODY = 0, 1, 2
 # httptools buffers a header block of any size (10 MB was taken whole); h11 stops at 16 KiB.
