@@ -102,6 +102,7 @@ async def test_defect_06_session_waiting_on_a_person_does_not_expire() -> None:
                     if event.data and json.loads(event.data).get("id") == 1:
                         result = json.loads(event.data)
         assert result["result"]["content"][0]["text"] == "accept:True", result
+        assert raw.session_id in handler.table.sessions  # idle time counts from the answer, not the call
         await wait_until(lambda: raw.session_id not in handler.table.sessions, 5, "the session to expire once idle")
 
 

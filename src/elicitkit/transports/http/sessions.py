@@ -249,12 +249,19 @@ class SessionTable:
 
         ``last_seen`` lags the real time of a session's last request by up to one sweep interval
         (the clock is coarse), so a session must look idle for one interval longer than the limit.
+        A busy session is stamped now, so a tool that ran for an hour does not leave its session
+        to expire the moment it answers.
         """
         self.clock = now = time.monotonic()
         if self.idle_timeout is None:
             return 0
         cutoff = now - self.idle_timeout - self._sweep_interval()
-        stale = [hs for hs in self.sessions.values() if hs.last_seen < cutoff and not hs.busy()]
+        stale = []
+        for hs in self.sessions.values():
+            if hs.busy():  # idle time starts when the last request ends, not when it began
+                hs.last_seen = now
+            elif hs.last_seen < cutoff:
+                stale.append(hs)
         for hs in stale:
             del self.sessions[hs.session_id]
             hs.closed.set()
