@@ -39,8 +39,8 @@ def _asking_server() -> Server:
 @asynccontextmanager
 async def _served(server: Any, **options: Any) -> AsyncIterator[tuple[str, StreamableHTTPHandler, httpx.AsyncClient]]:
     async with serve_http_background(server, **options) as handle, httpx.AsyncClient(timeout=10) as http:
-        endpoint = handle._server.config.app  # the _Endpoint uvicorn runs
-        yield handle.url, endpoint.handler, http
+        assert handle.handler is not None
+        yield handle.url, handle.handler, http
 
 
 async def test_defect_06_idle_session_expires_with_a_clear_404() -> None:

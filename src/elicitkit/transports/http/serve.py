@@ -274,9 +274,10 @@ def _uvicorn_server(config: uvicorn.Config, table: SessionTable, grace: float, *
 class HTTPServerHandle:
     """A running uvicorn server: its URL, and how to stop it."""
 
-    def __init__(self, server: Any, url: str) -> None:
+    def __init__(self, server: Any, url: str, handler: StreamableHTTPHandler | None = None) -> None:
         self._server = server
         self.url = url
+        self.handler = handler  # the endpoint: its session table, for a test or a health check
 
     def stop(self) -> None:
         self._server.should_exit = True
@@ -319,7 +320,7 @@ async def serve_http_background(
             await anyio.sleep(0.01)
         sock_port = userver.servers[0].sockets[0].getsockname()[1]
         shown = f"[{host}]" if ":" in host else host
-        handle = HTTPServerHandle(userver, f"http://{shown}:{sock_port}{path}")
+        handle = HTTPServerHandle(userver, f"http://{shown}:{sock_port}{path}", app.handler)
         try:
             yield handle
         finally:
