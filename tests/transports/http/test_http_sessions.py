@@ -12,7 +12,7 @@ import anyio
 import httpx
 import pytest
 
-from _rawpeers import ACCEPT_BOTH, RawHTTP, call, init_request, req, wait_until
+from _rawpeers import ACCEPT_BOTH, RawHTTP, call, init_request, req, tasks_named, wait_until
 from elicitkit import Context, Server
 from elicitkit.protocol.errors import INVALID_REQUEST
 from elicitkit.protocol.framing import SSEParser
@@ -174,3 +174,21 @@ def test_defect_06_limits_have_documented_defaults() -> None:
     assert handler.table.max_sessions == DEFAULT_MAX_SESSIONS == 10_000
     unbounded = StreamableHTTPHandler(SupportServer(), session_idle_timeout=None, max_sessions=None)
     assert unbounded.table.idle_timeout is None and unbounded.table.max_sessions is None
+
+
+async def test_defect_06_many_idle_sessions_all_expire_and_leave_no_task() -> None:
+    async with _served(SupportServer(), session_idle_timeout=IDLE) as (url, handler, http):
+        baseline = len(tasks_named("_session_main"))
+        headers = {"Accept": ACCEPT_BOTH, "Content-Type": "application/json"}
+        session_ids = []
+        for _ in range(200):
+            resp = await http.post(url, content=json.dumps(init_request()), headers=headers)
+            assert resp.status_code == 200
+            session_ids.append(resp.headers["mcp-session-id"])
+        await wait_until(lambda: not handler.table.sessions, 10, "every session to expire")
+        await wait_until(lambda: len(tasks_named("_session_main")) == baseline, 5, "their tasks to end")
+        for session_id in session_ids[::40]:
+            gone = await http.post(
+                url, content=json.dumps(req(1, "ping")), headers={**headers, "Mcp-Session-Id": session_id}
+            )
+            assert gone.status_code == 404 and "expired" in gone.json()["error"]["message"]
