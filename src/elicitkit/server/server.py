@@ -315,6 +315,15 @@ class Server(LowLevelServer):
         path: str = "/mcp",
         **options: Any,
     ) -> None:
+        """Serve over ``transport`` until the client goes away (stdio) or SIGINT/SIGTERM.
+
+        ``options`` go to the transport's runner: for stdio ``max_message_bytes``; for HTTP
+        (:func:`~elicitkit.transports.http.serve.serve_http`) ``log_level`` (``"warning"``),
+        ``access_log`` (False), ``header_timeout`` (10 s), ``body_timeout`` (30 s),
+        ``shutdown_grace`` (5 s), ``session_idle_timeout`` (1800 s), ``max_sessions`` (10,000),
+        ``dns_rebinding_protection``, ``allowed_hosts``, ``allowed_origins``, ``json_response``,
+        ``max_message_bytes`` and ``retention_seconds``.
+        """
         if transport == "stdio":
             from elicitkit.transports.stdio import serve_stdio
 
@@ -322,18 +331,21 @@ class Server(LowLevelServer):
         elif transport == "http":
             from elicitkit.transports.http.serve import serve_http
 
-            await serve_http(self, host=host, port=port, path=path, **options)  # uvicorn handles signals
+            await serve_http(self, host=host, port=port, path=path, **options)  # it handles the signals
         else:
             raise ValueError(f"unknown transport {transport!r}; use 'stdio' or 'http'")
 
     def run(self, transport: Literal["stdio", "http"] = "stdio", **kwargs: Any) -> None:
-        """Serve until the client goes away (stdio) or until SIGINT/SIGTERM."""
+        """Serve until the client goes away (stdio) or until SIGINT/SIGTERM; see :meth:`run_async`."""
         anyio.run(lambda: self.run_async(transport, **kwargs))
 
 
 async def _until_signal(coro: Any) -> None:
-    """Run ``coro``; SIGINT or SIGTERM ends it cleanly instead of with a traceback."""
+    """Run ``coro``; SIGINT or SIGTERM ends it cleanly instead of with a traceback, and ends the
+    process anyway a few seconds later if a tool will not stop (swallows cancellation, blocks)."""
     import signal
+
+    from elicitkit.transports.shutdown import FORCE_EXIT_AFTER, exit_after
 
     async with anyio.create_task_group() as tg:
 
@@ -341,6 +353,7 @@ async def _until_signal(coro: Any) -> None:
             with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                 async for _ in signals:
                     tg.cancel_scope.cancel()
+                    exit_after(FORCE_EXIT_AFTER, "a tool")
                     return
 
         tg.start_soon(watch)

@@ -57,9 +57,16 @@ from elicitkit.transports.http.security import (
     accepts_event_stream,
     authenticated_identity,
     check_post_content,
+    read_headers,
 )
-from elicitkit.transports.http.sessions import HTTPSession, SessionTable
-from elicitkit.transports.http.streams import Stream, decided, is_decided
+from elicitkit.transports.http.sessions import (
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_SESSION_IDLE_TIMEOUT,
+    SERVER_BUSY,
+    HTTPSession,
+    SessionTable,
+)
+from elicitkit.transports.http.streams import Stream, decided, is_decided, parse_event_id
 
 _QUICK_ANSWER_SECONDS = 0.25
 
@@ -77,12 +84,16 @@ class StreamableHTTPHandler:
         allowed_origins: set[str] | None = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         retention_seconds: float = 300.0,
+        session_idle_timeout: float | None = DEFAULT_SESSION_IDLE_TIMEOUT,
+        max_sessions: int | None = DEFAULT_MAX_SESSIONS,
     ) -> None:
         self.server = server
         self.json_response = json_response
         self.guard = OriginGuard(dns_rebinding_protection, allowed_hosts, allowed_origins)
         self.max_message_bytes = max_message_bytes
         self.table = SessionTable(server, max_message_bytes=max_message_bytes, retention_seconds=retention_seconds)
+        self.table.idle_timeout = session_idle_timeout
+        self.table.max_sessions = max_sessions
 
     def run(self) -> contextlib.AbstractAsyncContextManager[None]:
         """Hold the task group the sessions run in (the app's lifespan enters this)."""
@@ -96,7 +107,7 @@ class StreamableHTTPHandler:
             return
         if scope["type"] != "http":
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        headers = read_headers(scope["headers"])
         refusal = self.guard.check(scope, headers)
         if refusal is not None:
             await send_plain(send, refusal[0], refusal[1])
@@ -173,11 +184,18 @@ class StreamableHTTPHandler:
             return hs, stream, True
 
         if message.method == INITIALIZE:
-            hs = await self.table.new_session()
+            opened = await self.table.open_session()
+            if opened is None:
+                retry = (b"retry-after", str(self.table.retry_after()).encode())
+                busy = ErrorResponse(message.id, MCPError(SERVER_BUSY, "too many sessions; try again later"))
+                await send_json(send, 503, busy.to_wire(), [retry])
+                return None
+            hs = opened
         else:
             found = self.table.get(headers.get(SESSION_HEADER))
             if found is None:
-                await send_error(send, 404, INVALID_REQUEST, "unknown or terminated session", message.id)
+                session_id = headers.get(SESSION_HEADER) or ""
+                await send_error(send, 404, INVALID_REQUEST, self.table.missing_reason(session_id), message.id)
                 return None
             hs = found
         request_id = message.id
@@ -196,9 +214,10 @@ class StreamableHTTPHandler:
             await send_json(send, inbound.status, ErrorResponse(None, inbound.error).to_wire())
             return
         if type(inbound) is Handshake:
-            hs = self.table.get(headers.get(SESSION_HEADER))
+            session_id = headers.get(SESSION_HEADER) or ""
+            hs = self.table.get(session_id)
             if hs is None:
-                await send_error(send, 404, INVALID_REQUEST, "unknown or terminated session")
+                await send_error(send, 404, INVALID_REQUEST, self.table.missing_reason(session_id))
                 return
             await hs.session.feed(obj)
         await send_accepted(send)
@@ -322,21 +341,24 @@ class StreamableHTTPHandler:
         if not accepts_event_stream(headers):
             await send_error(send, 406, INVALID_REQUEST, "Accept must list text/event-stream")
             return
-        hs = self.table.get(headers.get("mcp-session-id"))
+        session_id = headers.get("mcp-session-id")
+        hs = self.table.get(session_id)
         if hs is None:
-            status = 400 if "mcp-session-id" not in headers else 404
-            await send_error(send, status, INVALID_REQUEST, "missing or unknown Mcp-Session-Id")
+            if not session_id:
+                await send_error(send, 400, INVALID_REQUEST, "missing Mcp-Session-Id")
+            else:
+                await send_error(send, 404, INVALID_REQUEST, self.table.missing_reason(session_id))
             return
         last = headers.get("last-event-id")
         cursor = 0
         stream = hs.standalone
         if last is not None:
-            key, _, seq = last.partition("/")
-            found = hs.by_key.get(key)
-            if found is None or not seq.isdigit():
-                await send_error(send, 404, INVALID_REQUEST, f"cannot resume from event {last!r}")
+            event = parse_event_id(last)  # malformed or unknown alike: no event of ours, so 404
+            found = hs.by_key.get(event[0]) if event is not None else None
+            if event is None or found is None:
+                await send_error(send, 404, INVALID_REQUEST, f"cannot resume from event {last[:80]!r}")
                 return
-            stream, cursor = found, int(seq)
+            stream, cursor = found, event[1]
         elif stream.listeners:
             await send_error(send, 409, INVALID_REQUEST, "a standalone stream is already open for this session")
             return
@@ -353,7 +375,10 @@ class StreamableHTTPHandler:
         session_id = headers.get("mcp-session-id")
         hs = self.table.pop(session_id)
         if hs is None:
-            await send_error(send, 404 if session_id else 400, INVALID_REQUEST, "missing or unknown Mcp-Session-Id")
+            if not session_id:
+                await send_error(send, 400, INVALID_REQUEST, "missing Mcp-Session-Id")
+            else:
+                await send_error(send, 404, INVALID_REQUEST, self.table.missing_reason(session_id))
             return
         hs.closed.set()
         await send_plain(send, 200, "")

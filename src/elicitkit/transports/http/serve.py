@@ -1,8 +1,30 @@
-"""Running the endpoint: a mountable Starlette app, and uvicorn in this event loop."""
+"""Running the endpoint: a mountable Starlette app, and uvicorn in this event loop.
+
+The two runners (:func:`serve_http`, :func:`serve_http_background`) also own what happens
+around a request, which an ASGI app cannot see:
+
+- **Read timeouts.** A request's header block must arrive within ``header_timeout`` seconds of
+  the connection (or, on a kept-alive connection, of its first byte), and its body within
+  ``body_timeout`` seconds of the headers; otherwise the connection gets a 408 and is closed.
+  Both are deadlines, not idle timers, so a client trickling one byte a second cannot hold a
+  connection. uvicorn's own ``timeout_keep_alive`` (5 s) still closes idle kept-alive
+  connections. An app from :func:`create_app` runs under whatever server you choose: set its
+  limits there.
+- **Logging.** Quiet by default: uvicorn logs at ``warning`` and writes no access log;
+  ``log_level=`` and ``access_log=`` change that.
+- **Shutdown.** On SIGINT or SIGTERM it stops accepting, ends the open GET streams, and gives
+  the requests in flight ``shutdown_grace`` seconds; then it ends every session, which cancels
+  what their tools are doing. A second signal skips the rest of the grace. If a tool still will
+  not stop (it swallows cancellation, or blocks), the process exits anyway a few seconds later
+  (:mod:`elicitkit.transports.shutdown`). The exit status is 0.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import logging
+import math
 from collections.abc import AsyncIterator, Awaitable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -11,8 +33,10 @@ import anyio
 from elicitkit.runtime.contract import Endpoint
 from elicitkit.transports.http.asgi import StreamableHTTPHandler
 from elicitkit.transports.http.responses import ASGISend, Receive, Scope, send_plain
+from elicitkit.transports.http.sessions import SessionTable
 
 if TYPE_CHECKING:
+    import uvicorn
     from starlette.applications import Starlette
 
 
@@ -64,12 +88,195 @@ def _serving_app(server: Endpoint, path: str, options: dict[str, Any]) -> _Endpo
     return _Endpoint(StreamableHTTPHandler(server, **options), path)
 
 
+# -- read timeouts ----------------------------------------------------------------------------
+
+logger = logging.getLogger("elicitkit.http")
+
+DEFAULT_HEADER_TIMEOUT = 10.0  # seconds for a request's whole header block
+DEFAULT_BODY_TIMEOUT = 30.0  # seconds for its whole body once the headers are in (4 MiB at ~140 kB/s)
+DEFAULT_SHUTDOWN_GRACE = 5.0  # seconds requests in flight get after SIGINT/SIGTERM
+DEFAULT_LOG_LEVEL = "warning"
+_CANCEL_MARGIN = 1.0  # after the grace: sessions are ended; this long later uvicorn cancels the requests
+
+
+_IDLE, _HEADERS, _BODY = 0, 1, 2
+# httptools buffers a header block of any size (10 MB was taken whole); h11 stops at 16 KiB.
+MAX_HEADER_BYTES = 64 * 1024
+_HEADERS_TOO_LARGE_TEXT = b"request header block too large"
+_HEADERS_TOO_LARGE = (
+    b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain; charset=utf-8\r\n"
+    b"content-length: "
+    + str(len(_HEADERS_TOO_LARGE_TEXT)).encode()
+    + b"\r\nconnection: close\r\n\r\n"
+    + _HEADERS_TOO_LARGE_TEXT
+)
+_REQUEST_TIMEOUT_TEXT = b"request not received in time"
+_REQUEST_TIMEOUT = (
+    b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
+    b"content-length: "
+    + str(len(_REQUEST_TIMEOUT_TEXT)).encode()
+    + b"\r\nconnection: close\r\n\r\n"
+    + _REQUEST_TIMEOUT_TEXT
+)
+
+
+def timed_protocol(header_timeout: float | None, body_timeout: float | None) -> type[asyncio.Protocol]:
+    """uvicorn's httptools protocol with deadlines for reading a request (None: no deadline),
+    and a cap of :data:`MAX_HEADER_BYTES` on a request's header block (431 beyond it).
+
+    uvicorn has no deadline: its keep-alive timer runs only between requests, so a connection
+    that sends nothing, or a byte a second, is kept forever (measured: 20 of 20 such sockets
+    still open after 12 s; with the default deadlines, none). One timer per connection at a
+    time, re-armed only when it fires early, keeps the cost per request to a few attribute writes.
+    """
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    class TimedHttpToolsProtocol(HttpToolsProtocol):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._phase = _IDLE
+            self._deadline = 0.0
+            self._read_timer: asyncio.TimerHandle | None = None
+            self._header_bytes = 0
+
+        def _reading(self, phase: int, limit: float | None) -> None:
+            self._phase = phase
+            self._header_bytes = 0
+            if limit is None:
+                self._deadline = math.inf
+                return
+            self._deadline = self.loop.time() + limit
+            timer = self._read_timer
+            if timer is None or timer.when() > self._deadline:
+                if timer is not None:
+                    timer.cancel()
+                self._read_timer = self.loop.call_at(self._deadline, self._check_read)
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._reading(_HEADERS, header_timeout)
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self._phase == _HEADERS:  # all of it was header bytes: the block is not complete yet
+                self._header_bytes += len(data)
+                if self._header_bytes > MAX_HEADER_BYTES and not self.transport.is_closing():
+                    self._phase = _IDLE
+                    logger.info("closed a connection from %s: header block too large", self.client)
+                    if self.cycle is None or self.cycle.response_complete:
+                        self.transport.write(_HEADERS_TOO_LARGE)
+                    self.transport.close()
+
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            if self._phase == _IDLE:  # a kept-alive connection's next request
+                self._reading(_HEADERS, header_timeout)
+
+        def on_headers_complete(self) -> None:
+            super().on_headers_complete()
+            self._reading(_BODY, body_timeout)
+
+        def on_message_complete(self) -> None:
+            super().on_message_complete()
+            self._phase = _IDLE
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._read_timer is not None:
+                self._read_timer.cancel()
+                self._read_timer = None
+            super().connection_lost(exc)
+
+        def _check_read(self) -> None:
+            self._read_timer = None
+            if self._phase == _IDLE or self.transport.is_closing():
+                return
+            left = self._deadline - self.loop.time()
+            if left > 0:
+                if left != math.inf:
+                    self._read_timer = self.loop.call_at(self._deadline, self._check_read)
+                return
+            cycle = self.cycle
+            if self._phase == _BODY and cycle is not None:
+                answer = not cycle.response_started
+                cycle.disconnected = True  # the endpoint reads http.disconnect; its sends go nowhere
+                cycle.message_event.set()
+            else:  # still reading headers: answer unless an earlier request's response is being written
+                answer = cycle is None or cycle.response_complete
+            logger.info(
+                "closed a connection from %s: request %s not received in time",
+                self.client,
+                "body" if self._phase == _BODY else "headers",
+            )
+            self._phase = _IDLE
+            if answer:
+                self.transport.write(_REQUEST_TIMEOUT)
+            self.transport.close()
+
+    return TimedHttpToolsProtocol
+
+
+# -- uvicorn -----------------------------------------------------------------------------------
+
+
+def _config(
+    app: _Endpoint,
+    host: str,
+    port: int,
+    *,
+    log_level: str | int | None,
+    access_log: bool,
+    header_timeout: float | None,
+    body_timeout: float | None,
+    shutdown_grace: float,
+) -> uvicorn.Config:
+    import uvicorn
+
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        access_log=access_log,
+        lifespan="on",
+        interface="asgi3",
+        http=timed_protocol(header_timeout, body_timeout),
+        # The last line before the force exit: cancel requests still running after the grace
+        # and the end of every session.
+        timeout_graceful_shutdown=math.ceil(shutdown_grace + _CANCEL_MARGIN),
+    )
+
+
+def _uvicorn_server(config: uvicorn.Config, table: SessionTable, grace: float, *, own_signals: bool) -> uvicorn.Server:
+    """uvicorn's server, whose shutdown gives requests ``grace`` seconds and then ends every session."""
+    import uvicorn
+
+    class _Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if own_signals:
+                yield  # signals are ours: uvicorn would re-raise them after shutting down
+            else:
+                with super().capture_signals():
+                    yield
+
+        async def shutdown(self, sockets: Any = None) -> None:
+            table.drain()
+            end_sessions = asyncio.get_running_loop().call_later(grace, table.close_all)
+            try:
+                await super().shutdown(sockets)
+            finally:
+                end_sessions.cancel()
+
+    return _Server(config)
+
+
 class HTTPServerHandle:
     """A running uvicorn server: its URL, and how to stop it."""
 
-    def __init__(self, server: Any, url: str) -> None:
+    def __init__(self, server: Any, url: str, handler: StreamableHTTPHandler | None = None) -> None:
         self._server = server
         self.url = url
+        self.handler = handler  # the endpoint: its session table, for a test or a health check
 
     def stop(self) -> None:
         self._server.should_exit = True
@@ -77,23 +284,42 @@ class HTTPServerHandle:
 
 @contextlib.asynccontextmanager
 async def serve_http_background(
-    server: Endpoint, *, host: str = "127.0.0.1", port: int = 0, path: str = "/mcp", **options: Any
+    server: Endpoint,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    path: str = "/mcp",
+    log_level: str | int | None = DEFAULT_LOG_LEVEL,
+    access_log: bool = False,
+    header_timeout: float | None = DEFAULT_HEADER_TIMEOUT,
+    body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
+    shutdown_grace: float = DEFAULT_SHUTDOWN_GRACE,
+    **options: Any,
 ) -> AsyncIterator[HTTPServerHandle]:
-    """Run uvicorn in this event loop for the duration of the block (port 0: pick a free one)."""
-    import uvicorn
+    """Run uvicorn in this event loop for the duration of the block (port 0: pick a free one).
 
+    ``options`` go to :class:`~.asgi.StreamableHTTPHandler` (``session_idle_timeout``,
+    ``max_sessions``, ``dns_rebinding_protection``, ...); the rest is described in this module.
+    """
     app = _serving_app(server, path, options)
-    config = uvicorn.Config(
-        app, host=host, port=port, log_level="warning", lifespan="on", access_log=False, interface="asgi3"
+    config = _config(
+        app,
+        host,
+        port,
+        log_level=log_level,
+        access_log=access_log,
+        header_timeout=header_timeout,
+        body_timeout=body_timeout,
+        shutdown_grace=shutdown_grace,
     )
-    userver = uvicorn.Server(config)
+    userver = _uvicorn_server(config, app.handler.table, shutdown_grace, own_signals=False)
     async with anyio.create_task_group() as tg:
         tg.start_soon(userver.serve)
         while not userver.started:  # noqa: ASYNC110 - uvicorn offers no started event
             await anyio.sleep(0.01)
         sock_port = userver.servers[0].sockets[0].getsockname()[1]
         shown = f"[{host}]" if ":" in host else host
-        handle = HTTPServerHandle(userver, f"http://{shown}:{sock_port}{path}")
+        handle = HTTPServerHandle(userver, f"http://{shown}:{sock_port}{path}", app.handler)
         try:
             yield handle
         finally:
@@ -101,27 +327,51 @@ async def serve_http_background(
 
 
 async def serve_http(
-    server: Endpoint, *, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp", **options: Any
+    server: Endpoint,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    path: str = "/mcp",
+    log_level: str | int | None = DEFAULT_LOG_LEVEL,
+    access_log: bool = False,
+    header_timeout: float | None = DEFAULT_HEADER_TIMEOUT,
+    body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
+    shutdown_grace: float = DEFAULT_SHUTDOWN_GRACE,
+    **options: Any,
 ) -> None:
-    """Serve until SIGINT or SIGTERM, then shut down gracefully and return (exit status 0)."""
+    """Serve until SIGINT or SIGTERM, then shut down and return (exit status 0).
+
+    After the first signal the process ends within about ``shutdown_grace`` + 4 seconds,
+    whatever a tool is doing: past that, it exits from a watchdog thread. ``options`` go to
+    :class:`~.asgi.StreamableHTTPHandler`; the rest is described in this module.
+    """
     import signal
 
-    import uvicorn
-
-    class _Uvicorn(uvicorn.Server):
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            yield  # signals are ours: uvicorn would re-raise them after shutting down
+    from elicitkit.transports.shutdown import FORCE_EXIT_AFTER, exit_after
 
     app = _serving_app(server, path, options)
-    userver = _Uvicorn(uvicorn.Config(app, host=host, port=port, log_level="info", lifespan="on", interface="asgi3"))
+    config = _config(
+        app,
+        host,
+        port,
+        log_level=log_level,
+        access_log=access_log,
+        header_timeout=header_timeout,
+        body_timeout=body_timeout,
+        shutdown_grace=shutdown_grace,
+    )
+    table = app.handler.table
+    userver = _uvicorn_server(config, table, shutdown_grace, own_signals=True)
     async with anyio.create_task_group() as tg:
 
         async def stop_on_signal() -> None:
             with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                 async for _ in signals:
+                    if userver.should_exit:  # a second signal: no more grace
+                        table.close_all()
+                        continue
                     userver.should_exit = True
-                    return
+                    exit_after(math.ceil(shutdown_grace + _CANCEL_MARGIN) + FORCE_EXIT_AFTER, "a request")
 
         tg.start_soon(stop_on_signal)
         await userver.serve()

@@ -3,6 +3,11 @@ and a :class:`SessionTable` runs them all in a task group that outlives single r
 
 Every 2026-07-28 request goes through one shared stateless session instead (no id, no
 standalone stream); its requests get internal ids so two clients' ids cannot collide.
+
+Legacy sessions are bounded: one left alone for ``idle_timeout`` seconds ends (its id then
+gets a 404 that says it expired), and no more than ``max_sessions`` live at once (an
+``initialize`` beyond that gets a 503). A session is never idle while one of its requests is
+still running (a tool waiting for a person's answer, say) or its GET stream is open.
 """
 
 from __future__ import annotations
@@ -10,7 +15,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import secrets
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
@@ -28,6 +35,13 @@ STANDALONE_REPLAY_LIMIT = 1000  # events the standalone stream keeps for resumpt
 # Stable names for the retention tasks, so a debugger (or a leak test) can find them.
 RETIRE_TASK = "elicitkit.http._retire.<locals>.later"
 RETIRE_WHEN_DONE_TASK = "elicitkit.http._retire_when_done.<locals>.watch"
+EXPIRE_TASK = "elicitkit.http.SessionTable.expire_idle_sessions"
+
+DEFAULT_SESSION_IDLE_TIMEOUT = 1800.0  # 30 minutes without a request ends a legacy session
+DEFAULT_MAX_SESSIONS = 10_000  # live legacy sessions; an initialize beyond that gets a 503
+SERVER_BUSY = -32000  # JSON-RPC's implementation-defined server error: no room for another session
+_EXPIRED_REMEMBERED = 1024  # expired ids kept to tell "expired" from "unknown" in the 404
+_MAX_SWEEP_INTERVAL = 30.0
 
 
 @dataclass(eq=False)
@@ -41,6 +55,8 @@ class HTTPSession:
     standalone: Stream = field(init=False)
     closed: anyio.Event = field(default_factory=anyio.Event)
     _key_counter: int = 0
+    # When a request last named this session (the table's coarse clock; see SessionTable.get).
+    last_seen: float = field(default_factory=time.monotonic)
 
     def __post_init__(self) -> None:
         self.standalone = Stream("g", None)
@@ -73,6 +89,11 @@ class HTTPSession:
             stream.end_silently()
             if stream.listeners == 0:
                 self.drop_stream(stream)
+
+    def busy(self) -> bool:
+        """Not idle, whatever the clock says: a request still runs (a tool waiting for a person
+        counts) or the client holds the GET stream open."""
+        return self.standalone.listeners > 0 or any(not stream.done for stream in self.streams.values())
 
     def next_internal_id(self) -> int:
         self._key_counter += 1
@@ -110,9 +131,20 @@ class SessionTable:
         self._tg: TaskGroup | None = None
         self._start_lock = anyio.Lock()
         self._stateless: HTTPSession | None = None
+        # Limits, set by the endpoint after construction (None: no limit).
+        self.idle_timeout: float | None = DEFAULT_SESSION_IDLE_TIMEOUT
+        self.max_sessions: int | None = DEFAULT_MAX_SESSIONS
+        # A coarse clock the expiry task advances: stamping a session on each request costs no
+        # clock call and no new float.
+        self.clock = time.monotonic()
+        self._opening = 0
+        self._expired: dict[str, None] = {}  # recently expired ids, oldest first
 
     def get(self, session_id: str | None) -> HTTPSession | None:
-        return self.sessions.get(session_id) if session_id else None
+        hs = self.sessions.get(session_id) if session_id else None
+        if hs is not None:
+            hs.last_seen = self.clock
+        return hs
 
     def pop(self, session_id: str | None) -> HTTPSession | None:
         return self.sessions.pop(session_id, None) if session_id else None
@@ -124,6 +156,8 @@ class SessionTable:
         """Hold the task group the sessions run in (the app's lifespan enters this)."""
         async with anyio.create_task_group() as tg:
             self._tg = tg
+            if self.idle_timeout is not None:
+                tg.start_soon(self._expire_idle_forever, name=EXPIRE_TASK)
             try:
                 yield
             finally:
@@ -161,6 +195,97 @@ class SessionTable:
         if register:
             self.sessions[hs.session_id] = hs
         return hs
+
+    async def open_session(self) -> HTTPSession | None:
+        """A new registered (legacy) session, or None when ``max_sessions`` are live even after
+        the idle ones are expired."""
+        if self.max_sessions is not None and len(self.sessions) + self._opening >= self.max_sessions:
+            self.expire_idle()
+            if len(self.sessions) + self._opening >= self.max_sessions:
+                return None
+        self._opening += 1  # counted while it starts, so concurrent initializes cannot overshoot
+        try:
+            return await self.new_session()
+        finally:
+            self._opening -= 1
+
+    def retry_after(self) -> int:
+        """Seconds until an idle session could expire and make room (for ``Retry-After``)."""
+        if self.idle_timeout is None:
+            return 60
+        now, horizon = time.monotonic(), self.idle_timeout + self._sweep_interval()
+        waits = [hs.last_seen + horizon - now for hs in self.sessions.values() if not hs.busy()]
+        return max(1, math.ceil(min(waits, default=horizon)))
+
+    def missing_reason(self, session_id: str) -> str:
+        """The message of the 404 for a session id that is not live: expired, or unknown."""
+        if session_id in self._expired and self.idle_timeout is not None:
+            return (
+                f"session expired after {self.idle_timeout:g} s without a request;"
+                " start a new one with initialize (no Mcp-Session-Id)"
+            )
+        return "unknown or terminated session; start a new one with initialize (no Mcp-Session-Id)"
+
+    # -- expiry ---------------------------------------------------------------------------
+
+    def _sweep_interval(self) -> float:
+        assert self.idle_timeout is not None
+        return min(max(self.idle_timeout / 8, 0.01), _MAX_SWEEP_INTERVAL)
+
+    async def _expire_idle_forever(self) -> None:
+        while True:
+            await anyio.sleep(self._sweep_interval())
+            self.expire_idle()
+
+    def expire_idle(self) -> int:
+        """End every session left alone for longer than ``idle_timeout``; returns how many.
+
+        ``last_seen`` lags the real time of a session's last request by up to one sweep interval
+        (the clock is coarse), so a session must look idle for one interval longer than the limit.
+        A busy session is stamped now, so a tool that ran for an hour does not leave its session
+        to expire the moment it answers.
+        """
+        self.clock = now = time.monotonic()
+        if self.idle_timeout is None:
+            return 0
+        cutoff = now - self.idle_timeout - self._sweep_interval()
+        stale = []
+        for hs in self.sessions.values():
+            if hs.busy():  # idle time starts when the last request ends, not when it began
+                hs.last_seen = now
+            elif hs.last_seen < cutoff:
+                stale.append(hs)
+        for hs in stale:
+            del self.sessions[hs.session_id]
+            hs.closed.set()
+            self._expired[hs.session_id] = None
+            if len(self._expired) > _EXPIRED_REMEMBERED:
+                del self._expired[next(iter(self._expired))]
+        if stale:
+            logger.info("expired %d idle session(s)", len(stale))
+        return len(stale)
+
+    # -- shutdown -------------------------------------------------------------------------
+
+    def drain(self) -> None:
+        """Shutting down: end every open GET stream (nothing is in flight there), so only
+        requests still being served hold the server up."""
+        for hs in self.sessions.values():
+            hs.standalone.end_silently()
+
+    def close_all(self) -> None:
+        """Shutting down, grace over: end every session, which cancels what its tools are doing.
+
+        Their requests' streams end here too, not when the tools finish unwinding: a tool that
+        swallows its cancellation must not keep a connection (and so the server) open.
+        """
+        live = list(self.sessions.values())
+        if self._stateless is not None:
+            live.append(self._stateless)
+        for hs in live:
+            hs.closed.set()
+            for stream in hs.streams.values():
+                stream.end_silently()
 
     async def _session_main(self, hs: HTTPSession, *, task_status: TaskStatus[None]) -> None:
         async with hs.session:

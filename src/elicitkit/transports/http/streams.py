@@ -92,6 +92,23 @@ class Stream:
         return [e for e in self.events if e[0] > seq]
 
 
+# Event ids are ``<stream key>/<seq>``; a seq longer than this is no id of ours (and int() of a
+# few thousand digits is refused by Python, or slow).
+_MAX_SEQ_DIGITS = 18
+
+
+def parse_event_id(value: str) -> tuple[str, int] | None:
+    """A ``Last-Event-ID`` as this server writes them: (stream key, seq), or None if malformed.
+
+    Strict on purpose: the seq is ASCII digits only, since ``str.isdigit()`` is also true for
+    characters such as ``²`` that ``int()`` refuses.
+    """
+    key, slash, seq = value.partition("/")
+    if not slash or not key or not seq or len(seq) > _MAX_SEQ_DIGITS or not (seq.isascii() and seq.isdigit()):
+        return None
+    return key, int(seq)
+
+
 def is_decided(stream: Stream) -> bool:
     """A POST can choose its answer: a message came, the request ended, or close_stream() was called."""
     return bool(stream.events) or stream.done or stream.detach_retry_ms is not None
