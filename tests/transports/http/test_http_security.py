@@ -12,11 +12,12 @@ from collections.abc import AsyncIterator
 import httpx
 import orjson
 import pytest
-from _wire import exchange, port_of, post_headers, request_bytes
 
 from _rawpeers import RawHTTP, init_request, req
 from elicitkit.transports.http.serve import serve_http_background
 from support_server import SupportServer
+
+from ._wire import exchange, port_of, post_headers, request_bytes
 
 pytestmark = pytest.mark.anyio
 

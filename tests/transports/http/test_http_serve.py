@@ -16,12 +16,13 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from _wire import ACCEPT_BOTH, exchange, port_of, post_headers, request_bytes
 
 from _rawpeers import INITIALIZED, RawHTTP, init_request, req
 from elicitkit.transports.http.serve import serve_http_background
 from interop.support import serve_on_free_port
 from support_server import SupportServer
+
+from ._wire import ACCEPT_BOTH, exchange, port_of, post_headers, request_bytes
 
 pytestmark = pytest.mark.anyio
 

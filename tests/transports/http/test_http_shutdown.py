@@ -17,10 +17,11 @@ from typing import IO, Any
 
 import httpx
 import pytest
-from _wire import ACCEPT_BOTH, post_headers, request_bytes
 
 from _rawpeers import INITIALIZED, call, init_request
 from interop.support import serve_on_free_port
+
+from ._wire import ACCEPT_BOTH, post_headers, request_bytes
 
 STUCK_SERVER = Path(__file__).resolve().parents[1] / "stuck_server.py"
 GRACE = 0.5

@@ -7,12 +7,13 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from _wire import exchange, port_of, post_headers, request_bytes
 
 from _rawpeers import RawHTTP
 from elicitkit.protocol.errors import INVALID_REQUEST
 from elicitkit.transports.http.serve import serve_http_background
 from support_server import SupportServer
+
+from ._wire import exchange, port_of, post_headers, request_bytes
 
 pytestmark = pytest.mark.anyio
 
