@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-STUCK_SERVER = Path(__file__).resolve().parent / "stuck_server.py"
+STUCK_SERVER = Path(__file__).resolve().parent / "peers" / "stuck_server.py"
 FORCED_BY = 3.0  # transports.shutdown.FORCE_EXIT_AFTER
 SLACK = 4.0
 

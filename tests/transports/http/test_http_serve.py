@@ -26,7 +26,7 @@ from ._wire import ACCEPT_BOTH, exchange, port_of, post_headers, request_bytes
 
 pytestmark = pytest.mark.anyio
 
-STUCK_SERVER = Path(__file__).resolve().parents[1] / "stuck_server.py"
+STUCK_SERVER = Path(__file__).resolve().parents[1] / "peers" / "stuck_server.py"
 LIMIT = 0.5  # seconds: the header and body deadlines the trickle tests configure
 
 

@@ -23,7 +23,7 @@ from interop.support import serve_on_free_port
 
 from ._wire import ACCEPT_BOTH, post_headers, request_bytes
 
-STUCK_SERVER = Path(__file__).resolve().parents[1] / "stuck_server.py"
+STUCK_SERVER = Path(__file__).resolve().parents[1] / "peers" / "stuck_server.py"
 GRACE = 0.5
 # The grace, the second before uvicorn cancels what is left, rounded up, and the watchdog's 3 s.
 FORCED_BY = 2 + 3
