@@ -117,10 +117,9 @@ async def test_http_client_killed_with_question_pending(url: str, tmp_path: Path
             for tag in tags:
                 tg.start_soon(_start_and_kill, url, tag, 1.0, tmp_path / "client.jsonl")
         await live.ping("still-serving")  # the kills did not disturb anyone else
-        pending = await live.tool("o1", "outcomes")
-        assert not any(tag in pending for tag in tags), pending  # a disconnect is not a cancellation
         await anyio.sleep(1.5)
         seen = await live.tool("o2", "outcomes")
+        # "timeout", not "cancelled": the disconnect did not cancel; the question's own deadline ended it
         assert {tag: seen.get(tag) for tag in tags} == {tag: ["timeout"] for tag in tags}
         expected = Figures(baseline.tasks + REAL_KILLS * per_session, baseline.sessions, baseline.traced, 0)
         after = await settle(lambda: live.tool("d2", "diag"), expected, extra_sessions=REAL_KILLS)
