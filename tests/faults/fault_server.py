@@ -15,6 +15,7 @@ Tools:
 
 * ``ask {tag, timeout}``: one form question (an integer ``value``); the outcome is
   ``accept:<value>``, ``decline``, ``cancel``, ``timeout`` (:class:`ElicitationTimeout`),
+  ``failed`` (:class:`ElicitationFailed`: the client answered with an error),
   ``cancelled`` (:class:`asyncio.CancelledError`) or ``closed`` (:class:`ConnectionClosed`).
 * ``pair {greeting}``: two questions (name, then age); records ``done:<text>`` each time the body
   finishes, so a test can count how often a sealed 2026 state let it run to the end.
@@ -43,6 +44,7 @@ from elicitkit import (
     ConnectionClosed,
     Context,
     DeclinedElicitation,
+    ElicitationFailed,
     ElicitationTimeout,
     Server,
 )
@@ -108,6 +110,9 @@ async def ask(tag: str, ctx: Context, timeout: float = 60.0) -> str:
     except ElicitationTimeout:
         record(tag, "timeout")
         return "timeout"
+    except ElicitationFailed:  # the client answered with a JSON-RPC error
+        record(tag, "failed")
+        return "failed"
     except ConnectionClosed:
         record(tag, "closed")
         raise

@@ -1,0 +1,137 @@
+"""Answers that come twice, late, or right at the deadline (stdio and HTTP, raw peers).
+
+Every question must end in exactly one outcome reaching the tool: the first answer, or the
+timeout that withdrew the question, never both and never neither; whatever comes after is
+dropped without disturbing the session.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+
+from ._asking import Asker, error_response, http_asker, response, stdio_asker
+from ._support import accept, http_server
+
+pytestmark = pytest.mark.anyio
+
+TWICE_ROUNDS = 20
+LATE_ROUNDS = 10
+RACE_ROUNDS = {"stdio": 120, "http": 60}
+RACE_TIMEOUT = 0.3
+RACE_MODE = {"stdio": 0.0, "http": -0.08}  # an HTTP answer spends longer on its way (a POST)
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    with http_server() as served:
+        yield served
+
+
+@pytest.fixture(params=["stdio", "http"])
+async def asker(request: pytest.FixtureRequest, tmp_path: Path, url: str) -> AsyncIterator[Asker]:
+    if request.param == "stdio":
+        async with stdio_asker(tmp_path) as peer:
+            yield peer
+    else:
+        async with http_asker(url) as peer:
+            yield peer
+
+
+async def _still_works(asker: Asker, tag: str) -> None:
+    """The session still serves: a ping, and a fresh question answered normally."""
+    await asker.ping(f"ping-{tag}")
+    await asker.start(tag)
+    await asker.answer(await asker.question(tag), accept(7))
+    assert await asker.outcome(tag) == "accept:7"
+
+
+async def test_answer_sent_twice(asker: Asker) -> None:
+    """Two responses with the question's id: exactly one reaches the tool; the other is dropped."""
+    await asker.tool("o0", "outcomes")
+    variants = [
+        ("twice", lambda q: [response(q["id"], accept(1)), response(q["id"], accept(2))]),
+        ("then-error", lambda q: [response(q["id"], accept(1)), error_response(q["id"])]),
+        ("error-then", lambda q: [error_response(q["id"]), response(q["id"], accept(1))]),
+    ]
+    seen: dict[str, str] = {}
+    for i in range(TWICE_ROUNDS):
+        name, answers = variants[i % len(variants)]
+        tag = f"{name}-{i}"
+        await asker.start(tag)
+        await asker.send_many(answers(await asker.question(tag)))
+        seen[tag] = await asker.outcome(tag)
+    await _still_works(asker, "after-twice")
+    recorded = await asker.tool("o1", "outcomes")
+    assert recorded == {**{tag: [outcome] for tag, outcome in seen.items()}, "after-twice": ["accept:7"]}
+    for tag, outcome in seen.items():
+        if asker.kind == "stdio":  # one write, in order: the first answer wins
+            assert outcome == ("failed" if tag.startswith("error-then") else "accept:1"), (tag, outcome)
+        else:  # two concurrent POSTs: either may land first, but only one counts
+            assert outcome in {"accept:1", "accept:2", "failed"}, (tag, outcome)
+    assert not asker.stray
+
+
+async def test_late_answer_after_timeout(asker: Asker) -> None:
+    """The question timed out (the tool saw ElicitationTimeout once); the late answer is dropped."""
+    await asker.tool("o0", "outcomes")
+    tags = [f"late-{i}" for i in range(LATE_ROUNDS)]
+    for tag in tags:
+        await asker.start(tag, timeout=0.2)
+    questions = {tag: await asker.question(tag) for tag in tags}
+    for tag in tags:
+        assert await asker.outcome(tag) == "timeout"
+    for tag in tags:
+        await asker.answer(questions[tag], accept(5))
+    await _still_works(asker, "after-late")
+    assert await asker.tool("o1", "outcomes") == {**{tag: ["timeout"] for tag in tags}, "after-late": ["accept:7"]}
+    if asker.kind == "stdio":  # the server withdrew each question (HTTP puts that on the GET stream)
+        assert {tag: asker.cancelled[questions[tag]["id"]] for tag in tags} == {tag: 1 for tag in tags}
+    assert not asker.stray
+
+
+async def test_answer_racing_the_timeout(asker: Asker) -> None:
+    """Answers sent around the deadline (jittered): in every round exactly one of answer and
+    timeout reaches the tool, and the call's result says the same."""
+    await asker.tool("o0", "outcomes")
+    rounds = RACE_ROUNDS[asker.kind]
+    rng = random.Random(12)
+    outcomes: dict[str, str] = {}
+
+    async def one(i: int) -> None:
+        tag = f"race-{i}"
+        await asker.start(tag, timeout=RACE_TIMEOUT)
+        question = await asker.question(tag)
+        # from well before the deadline to well after it, most of them close to it
+        offset = rng.triangular(-0.25, 0.25, RACE_MODE[asker.kind])
+        await anyio.sleep(max(0.0, RACE_TIMEOUT + offset))
+        await asker.answer(question, accept(i))
+        outcomes[tag] = await asker.outcome(tag)
+
+    async with anyio.create_task_group() as tg:
+        for i in range(rounds):
+            tg.start_soon(one, i)
+            await anyio.sleep(0.005)
+    recorded = await asker.tool("o1", "outcomes")
+    assert recorded == {tag: [outcome] for tag, outcome in outcomes.items()}  # exactly one each
+    for i in range(rounds):
+        assert outcomes[f"race-{i}"] in (f"accept:{i}", "timeout")
+    counts = Counter("timeout" if o == "timeout" else "answer" for o in outcomes.values())
+    print(f"\n{asker.kind}: {rounds} races -> {dict(counts)}")
+    assert counts["timeout"] and counts["answer"], counts  # the sweep straddles the deadline
+    if asker.kind == "stdio":
+        # A withdrawal (notifications/cancelled) goes out at most once, and only when the timeout
+        # won. A timeout may come without one: the answer arrived after the deadline fired but
+        # before the tool resumed, so there was nothing left to withdraw (and it was ignored).
+        await asker.ping("flush")
+        withdrawn = {tag: asker.cancelled.get((await asker.question(tag))["id"], 0) for tag in outcomes}
+        assert set(withdrawn.values()) <= {0, 1}
+        assert all(outcomes[tag] == "timeout" for tag, count in withdrawn.items() if count)
+        silent = sum(1 for tag, o in outcomes.items() if o == "timeout" and not withdrawn[tag])
+        print(f"stdio: {silent} timeouts with the answer already in (no withdrawal sent)")
+    await _still_works(asker, "after-race")
