@@ -139,7 +139,9 @@ class HttpSession:
 
     async def open(self) -> HttpSession:
         body = orjson.dumps(init_request(version=self.version, **ELICITING))
-        resp = await self.http.post(self.url, content=body, headers={"Accept": ACCEPT_BOTH, "Content-Type": "application/json"})
+        resp = await self.http.post(
+            self.url, content=body, headers={"Accept": ACCEPT_BOTH, "Content-Type": "application/json"}
+        )
         assert resp.status_code == 200, resp.text
         self.session_id = resp.headers["mcp-session-id"]
         note = await self.post(INITIALIZED)

@@ -4,8 +4,9 @@
 
 ``TARGET`` is an ``http://`` URL, or ``stdio`` (the client then spawns ``fault_server.py``
 itself, so the server is the child of the process that dies, as in real use). The client calls
-``ask`` with ``TAG`` (and the question's ``TIMEOUT`` in seconds); its elicitation callback prints ``PENDING <tag>`` and never answers, so
-the question is pending on the server when the test kills this process.
+``ask`` with ``TAG`` (and the question's ``TIMEOUT`` in seconds); its elicitation callback
+prints ``PENDING <tag>`` and never answers, so the question is pending on the server when the
+test kills this process.
 """
 
 from __future__ import annotations

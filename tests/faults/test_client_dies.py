@@ -9,12 +9,14 @@ session: legacy sessions never expire (issue 12 item 6), which the xfail test pi
 
 from __future__ import annotations
 
+import functools
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import anyio
+import httpx
 import pytest
 
 from _rawpeers import wait_until
@@ -25,7 +27,6 @@ from ._support import (
     HttpSession,
     assert_back_to,
     fresh_http,
-    http_server,
     read_outcome_lines,
     server_env,
     settle,
@@ -79,16 +80,10 @@ async def test_stdio_client_killed_with_question_pending(tmp_path: Path) -> None
         await _start_and_kill("stdio", tag, 60.0, outcomes)
         pids = [int(line["outcome"]) for line in read_outcome_lines(outcomes) if line["tag"] == "_started"]
         server_pid = pids[-1]
-        await wait_until(lambda: _gone(server_pid), 15, f"server {server_pid} to exit")
+        await wait_until(functools.partial(_gone, server_pid), 15, f"server {server_pid} to exit")
         lines = read_outcome_lines(outcomes)
         assert [line["outcome"] for line in lines if line["tag"] == tag] == ["cancelled"]
         assert {"tag": "_exited", "outcome": str(server_pid), "pid": server_pid} in lines  # a clean exit
-
-
-@pytest.fixture(scope="module")
-def url() -> object:
-    with http_server() as served:
-        yield served
 
 
 async def _per_session_tasks(session: HttpSession, baseline: Figures) -> int:
@@ -127,13 +122,12 @@ async def test_http_client_killed_with_question_pending(url: str, tmp_path: Path
         assert after.tasks == baseline.tasks + REAL_KILLS * per_session  # and nothing else
 
 
-async def _die_with_question_pending(url: str, tag: str) -> None:
+async def _die_with_question_pending(http: httpx.AsyncClient, url: str, tag: str) -> None:
     """Open a session, get the question, then vanish (the connection drops; no DELETE, no cancel)."""
-    async with fresh_http() as http:
-        session = await HttpSession(http, url).open()
-        async with streamed_call(session, f"call-{tag}", "ask", tag=tag, timeout=1.0) as events:
-            message = await events.next_message()
-            assert message["method"] == "elicitation/create"
+    session = await HttpSession(http, url).open()
+    async with streamed_call(session, f"call-{tag}", "ask", tag=tag, timeout=1.0) as events:
+        message = await events.next_message()
+        assert message["method"] == "elicitation/create"
 
 
 @pytest.mark.xfail(
@@ -147,13 +141,13 @@ async def test_http_dead_clients_leave_nothing_behind(url: str) -> None:
     async with fresh_http() as http:
         live = await HttpSession(http, url).open()
         for warm in range(3):
-            await _die_with_question_pending(url, f"warm-{warm}")
+            await _die_with_question_pending(http, url, f"warm-{warm}")
         await anyio.sleep(1.5)
         await live.tool("o0", "outcomes")
         baseline = Figures.of(await live.tool("d0", "diag"))
         async with anyio.create_task_group() as tg:
             for i in range(CHEAP_DEATHS):
-                tg.start_soon(_die_with_question_pending, url, f"gone-{i}")
+                tg.start_soon(_die_with_question_pending, http, url, f"gone-{i}")
         await anyio.sleep(1.5)
         seen = await live.tool("o1", "outcomes")
         assert seen == {f"gone-{i}": ["timeout"] for i in range(CHEAP_DEATHS)}

@@ -10,8 +10,6 @@ Each variant runs many times on one server, which must come back to its baseline
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import anyio
 import httpx
 import orjson
@@ -26,7 +24,6 @@ from ._support import (
     accept,
     assert_back_to,
     fresh_http,
-    http_server,
     resumed,
     settle,
     streamed_call,
@@ -35,12 +32,6 @@ from ._support import (
 pytestmark = pytest.mark.anyio
 
 ROUNDS = 20
-
-
-@pytest.fixture(scope="module")
-def url() -> Iterator[str]:
-    with http_server() as served:
-        yield served
 
 
 async def _baseline(session: HttpSession) -> Figures:
@@ -76,7 +67,9 @@ async def _drop_resume_answer(session: HttpSession, tag: str, value: int = 0) ->
         assert await events.next_message() == question  # replayed, same id
         await session.answer(question["id"], accept(value))
         rest = await events.until_closed()
-    assert rest == [{"jsonrpc": "2.0", "id": f"c-{tag}", "result": {"content": [{"type": "text", "text": f"accept:{value}"}]}}]
+    assert rest == [
+        {"jsonrpc": "2.0", "id": f"c-{tag}", "result": {"content": [{"type": "text", "text": f"accept:{value}"}]}}
+    ]
 
 
 async def test_dropped_stream_answered_without_reconnecting(url: str) -> None:

@@ -9,25 +9,19 @@ from __future__ import annotations
 
 import random
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from elicitkit import AcceptedElicitation, Client, ElicitRequest
 
-from ._support import SERVER, http_server, server_env, tag_of
+from ._support import SERVER, server_env, tag_of
 
 pytestmark = pytest.mark.anyio
 
 PARKED = 200
-
-
-@pytest.fixture(scope="module")
-def url() -> Iterator[str]:
-    with http_server() as served:
-        yield served
 
 
 def _value(tag: str) -> int:
@@ -68,7 +62,7 @@ async def test_parked_questions_answered_in_random_order(transport: str, url: st
                 random.Random(2026).shuffle(order)
                 for tag in order:
                     release[tag].set()
-                    await anyio.sleep(0)
+                    await anyio.lowlevel.checkpoint()
         recorded = (await client.call_tool("outcomes", {})).structured_content
     assert results == {tag: f"accept:{_value(tag)}" for tag in release}
     assert recorded == {tag: [f"accept:{_value(tag)}"] for tag in release}
