@@ -9,7 +9,6 @@ session: legacy sessions never expire (issue 12 item 6), which the xfail test pi
 
 from __future__ import annotations
 
-import functools
 import signal
 import subprocess
 import sys
@@ -75,15 +74,23 @@ async def _start_and_kill(target: str, tag: str, timeout: float, outcomes: Path)
 async def test_stdio_client_killed_with_question_pending(tmp_path: Path) -> None:
     """The tool sees CancelledError exactly once and the orphaned server exits."""
     outcomes = tmp_path / "outcomes.jsonl"
-    for i in range(REAL_KILLS):
-        tag = f"stdio-dead-{i}"
-        await _start_and_kill("stdio", tag, 60.0, outcomes)
-        pids = [int(line["outcome"]) for line in read_outcome_lines(outcomes) if line["tag"] == "_started"]
-        server_pid = pids[-1]
-        await wait_until(functools.partial(_gone, server_pid), 15, f"server {server_pid} to exit")
+    tags = [f"stdio-dead-{i}" for i in range(REAL_KILLS)]
+    async with anyio.create_task_group() as tg:
+        for tag in tags:
+            tg.start_soon(_start_and_kill, "stdio", tag, 60.0, outcomes)
+
+    def all_exited() -> bool:
         lines = read_outcome_lines(outcomes)
-        assert [line["outcome"] for line in lines if line["tag"] == tag] == ["cancelled"]
-        assert {"tag": "_exited", "outcome": str(server_pid), "pid": server_pid} in lines  # a clean exit
+        started = [int(line["outcome"]) for line in lines if line["tag"] == "_started"]
+        return len(started) == REAL_KILLS and all(_gone(pid) for pid in started)
+
+    await wait_until(all_exited, 15, "the orphaned servers to exit")
+    lines = read_outcome_lines(outcomes)
+    for tag in tags:
+        mine = [line for line in lines if line["tag"] == tag]
+        assert [line["outcome"] for line in mine] == ["cancelled"]
+        pid = mine[0]["pid"]
+        assert {"tag": "_exited", "outcome": str(pid), "pid": pid} in lines  # a clean exit
 
 
 async def _per_session_tasks(session: HttpSession, baseline: Figures) -> int:
@@ -98,9 +105,11 @@ async def _per_session_tasks(session: HttpSession, baseline: Figures) -> int:
 async def test_http_client_killed_with_question_pending(url: str, tmp_path: Path) -> None:
     """Documented legacy behaviour: the question outlives the connection and ends by its timeout.
 
-    While the dead clients' questions wait, a live client is served; each tool then sees
-    ElicitationTimeout exactly once, and of each request nothing remains: the only thing left
-    is the dead client's session (one idle session's tasks each, see the xfail test below).
+    Two real client processes are SIGKILLed and fifty more clients vanish the way the kernel
+    makes them vanish (their connection drops mid-stream). While their questions wait, a live
+    client is served; each tool then sees ElicitationTimeout exactly once, and of each request
+    nothing remains: the only thing left is each dead client's session (one idle session's
+    tasks each; the xfail test below asks for those to go too).
     """
     async with fresh_http() as http:
         live = await HttpSession(http, url).open()
@@ -108,18 +117,22 @@ async def test_http_client_killed_with_question_pending(url: str, tmp_path: Path
         baseline = await settle(lambda: live.tool("d0", "diag"), Figures.of(await live.tool("d0", "diag")))
         per_session = await _per_session_tasks(live, baseline)
         tags = [f"http-dead-{i}" for i in range(REAL_KILLS)]
+        cheap = [f"http-gone-{i}" for i in range(CHEAP_DEATHS)]
         async with anyio.create_task_group() as tg:
             for tag in tags:
                 tg.start_soon(_start_and_kill, url, tag, 1.0, tmp_path / "client.jsonl")
-        await live.ping("still-serving")  # the kills did not disturb anyone else
+            for tag in cheap:
+                tg.start_soon(_die_with_question_pending, http, url, tag)
+        await live.ping("still-serving")  # the deaths did not disturb anyone else
         await anyio.sleep(1.5)
         seen = await live.tool("o2", "outcomes")
         # "timeout", not "cancelled": the disconnect did not cancel; the question's own deadline ended it
-        assert {tag: seen.get(tag) for tag in tags} == {tag: ["timeout"] for tag in tags}
-        expected = Figures(baseline.tasks + REAL_KILLS * per_session, baseline.sessions, baseline.traced, 0)
-        after = await settle(lambda: live.tool("d2", "diag"), expected, extra_sessions=REAL_KILLS)
-        assert after.sessions - baseline.sessions == REAL_KILLS  # the dead clients' sessions
-        assert after.tasks == baseline.tasks + REAL_KILLS * per_session  # and nothing else
+        assert seen == {tag: ["timeout"] for tag in tags + cheap}
+        dead = REAL_KILLS + CHEAP_DEATHS
+        expected = Figures(baseline.tasks + dead * per_session, baseline.sessions, baseline.traced, 0)
+        after = await settle(lambda: live.tool("d2", "diag"), expected, extra_sessions=dead)
+        assert after.sessions - baseline.sessions == dead  # the dead clients' sessions
+        assert after.tasks == baseline.tasks + dead * per_session  # and nothing else
 
 
 async def _die_with_question_pending(http: httpx.AsyncClient, url: str, tag: str) -> None:
@@ -140,8 +153,9 @@ async def test_http_dead_clients_leave_nothing_behind(url: str) -> None:
     tasks, sessions and memory are back to where they were."""
     async with fresh_http() as http:
         live = await HttpSession(http, url).open()
-        for warm in range(3):
-            await _die_with_question_pending(http, url, f"warm-{warm}")
+        async with anyio.create_task_group() as tg:
+            for warm in range(3):
+                tg.start_soon(_die_with_question_pending, http, url, f"warm-{warm}")
         await anyio.sleep(1.5)
         await live.tool("o0", "outcomes")
         baseline = Figures.of(await live.tool("d0", "diag"))
@@ -151,5 +165,5 @@ async def test_http_dead_clients_leave_nothing_behind(url: str) -> None:
         await anyio.sleep(1.5)
         seen = await live.tool("o1", "outcomes")
         assert seen == {f"gone-{i}": ["timeout"] for i in range(CHEAP_DEATHS)}
-        after = await settle(lambda: live.tool("d1", "diag"), baseline, timeout=3)
+        after = await settle(lambda: live.tool("d1", "diag"), baseline, timeout=2)
         assert_back_to(after, baseline, f"{CHEAP_DEATHS} dead clients")
