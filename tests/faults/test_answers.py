@@ -148,3 +148,36 @@ async def test_answer_racing_the_timeout(asker: Asker) -> None:
     silent = sum(1 for tag in sent if outcomes[tag] == "timeout" and not withdrawn[tag])
     print(f"{asker.kind}: {silent} timeouts with the answer already in (no withdrawal sent)")
     await _still_works(asker, "after-race")
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_withdrawn_question_closes_the_clients_form(transport: str, url: str) -> None:
+    """When the question times out, the real Client's elicitation callback (the open form) is
+    cancelled, once per question (over HTTP the Client also holds the standalone GET stream, so
+    it saw withdrawals before they moved to the asking call's stream; raw clients did not)."""
+    import sys
+
+    from elicitkit import Client, ElicitRequest
+
+    from ._support import SERVER, server_env
+
+    closed: list[str] = []
+
+    async def form(request: ElicitRequest) -> dict[str, object]:
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            closed.append(request.message)
+            raise
+        raise AssertionError("unreachable")
+
+    target: object = [sys.executable, str(SERVER), "stdio"] if transport == "stdio" else url
+    options = {"env": server_env()} if transport == "stdio" else {}
+    async with Client(target, elicitation_callback=form, timeout=30, transport_options=options) as client:
+        for i in range(LATE_ROUNDS):
+            result = await client.call_tool("ask", {"tag": f"closed-{i}", "timeout": 0.2})
+            assert result.content[0].text == "timeout"  # type: ignore[union-attr]
+            with anyio.fail_after(10):
+                while len(closed) <= i:  # noqa: ASYNC110 - the callback's cancellation has no event
+                    await anyio.sleep(0.01)
+        assert closed == [f"Pick a number for closed-{i}" for i in range(LATE_ROUNDS)]
