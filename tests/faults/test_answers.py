@@ -24,6 +24,7 @@ pytestmark = pytest.mark.anyio
 
 TWICE_ROUNDS = 20
 LATE_ROUNDS = 10
+FORM_ROUNDS = 3
 RACE_ROUNDS = {"stdio": 120, "http": 60}
 RACE_TIMEOUT = 0.3
 RACE_MODE = {"stdio": 0.0, "http": -0.18}  # an HTTP answer spends longer on its way (a POST)
@@ -174,10 +175,10 @@ async def test_withdrawn_question_closes_the_clients_form(transport: str, url: s
     target: object = [sys.executable, str(SERVER), "stdio"] if transport == "stdio" else url
     options = {"env": server_env()} if transport == "stdio" else {}
     async with Client(target, elicitation_callback=form, timeout=30, transport_options=options) as client:
-        for i in range(LATE_ROUNDS):
+        for i in range(FORM_ROUNDS):
             result = await client.call_tool("ask", {"tag": f"closed-{i}", "timeout": 0.2})
             assert result.content[0].text == "timeout"  # type: ignore[union-attr]
             with anyio.fail_after(10):
                 while len(closed) <= i:  # noqa: ASYNC110 - the callback's cancellation has no event
                     await anyio.sleep(0.01)
-        assert closed == [f"Pick a number for closed-{i}" for i in range(LATE_ROUNDS)]
+        assert closed == [f"Pick a number for closed-{i}" for i in range(FORM_ROUNDS)]
