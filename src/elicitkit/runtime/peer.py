@@ -336,20 +336,20 @@ class Peer:
                 waiter.task = None
             return await waiter.future
         except _Expired:
-            await self._abandon(request.id, "timeout")
+            await self._abandon(request.id, "timeout", related)
             raise RequestTimeout(method, waiter.limit) from None
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if waiter.timed_out and task is not None and task.uncancel() == 0:
-                await self._abandon(request.id, "timeout")  # our deadline interrupted the send
+                await self._abandon(request.id, "timeout", related)  # our deadline interrupted the send
                 raise RequestTimeout(method, waiter.limit) from None
             with anyio.CancelScope(shield=True):
-                await self._abandon(request.id, "cancelled")
+                await self._abandon(request.id, "cancelled", related)
             raise
         except BaseException:
             if not waiter.future.done():  # the send failed: stop waiting (an error answer needs nothing)
                 with anyio.CancelScope(shield=True):
-                    await self._abandon(request.id, "cancelled")
+                    await self._abandon(request.id, "cancelled", related)
             raise
         finally:
             if waiter.timer is not None:
@@ -403,12 +403,13 @@ class Peer:
         ongoing = time.monotonic() - self._pause_started if self._pause_depth else 0.0
         return self._pause_total + ongoing
 
-    async def _abandon(self, request_id: RequestId, reason: str) -> None:
+    async def _abandon(self, request_id: RequestId, reason: str, related: RequestId | None) -> None:
+        """Stop waiting; tell the other side, where the request went (HTTP: the asking call's stream)."""
         self._waiters.pop(request_id, None)
         cancel = self.conn.abandon_request(request_id, reason)
         if cancel is not None and not self._closed:
             try:
-                await self._send(cancel.to_wire(), None)
+                await self._send(cancel.to_wire(), related)
             except Exception:  # the transport may already be gone
                 logger.debug("could not send cancellation for %r", request_id)
 
