@@ -33,7 +33,6 @@ from elicitkit.elicitation.answers import parse_result
 from elicitkit.elicitation.errors import InvalidAnswer
 from elicitkit.elicitation.requests import ElicitRequest, FormRequest, InvalidRequest, Origin, UrlRequest, parse_request
 from elicitkit.elicitation.results import ElicitationResult
-from elicitkit.peer import IncomingRequest
 from elicitkit.protocol.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -43,6 +42,7 @@ from elicitkit.protocol.errors import (
 )
 from elicitkit.protocol.modern import ELICIT, INPUT_METHODS, LIST_ROOTS, SAMPLE
 from elicitkit.protocol.versions import Era, declares_elicitation_modes, era_of, is_modern
+from elicitkit.runtime.peer import IncomingRequest
 
 # The logger keeps its historical name: users filter on it.
 logger = logging.getLogger("elicitkit.client.elicitation")
