@@ -14,7 +14,7 @@ from enum import StrEnum
 from typing import Any
 from urllib.parse import urlsplit
 
-from elicitkit.elicitation.errors import SchemaError
+from elicitkit.elicitation.errors import ElicitationError, SchemaError
 from elicitkit.elicitation.schema import check_schema, for_version
 from elicitkit.protocol.versions import LATEST_LEGACY, is_modern, supports_url_elicitation
 
@@ -107,7 +107,7 @@ class UrlRequest:
 ElicitRequest = FormRequest | UrlRequest
 
 
-class InvalidRequest(ValueError):
+class InvalidRequest(ElicitationError, ValueError):
     """Incoming ``elicitation/create`` params that are not a valid question."""
 
 

@@ -12,6 +12,7 @@ from typing import Any, TypeAlias
 
 import orjson
 
+from elicitkit.errors import ElicitkitError
 from elicitkit.protocol.errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, MCPError
 
 RequestId: TypeAlias = "int | str"
@@ -66,7 +67,7 @@ class ErrorResponse:
 Message: TypeAlias = "Request | Notification | Response | ErrorResponse"
 
 
-class InvalidMessage(Exception):
+class InvalidMessage(ElicitkitError):
     """Incoming data that is not a valid message; ``reply`` is the error to send back, if any."""
 
     def __init__(self, error: MCPError, request_id: RequestId | None = None, *, reply: bool = True) -> None:

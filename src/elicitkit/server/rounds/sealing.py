@@ -33,6 +33,7 @@ import orjson
 from cryptography.exceptions import InvalidTag
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from elicitkit.errors import ElicitkitError
 from elicitkit.protocol.errors import INVALID_PARAMS, MCPError
 from elicitkit.protocol.modern import NAME_PARAM, RESERVED_PARAMS
 from elicitkit.server.rounds.keys import KeyRing, b64decode, b64encode, load_keyring
@@ -215,7 +216,7 @@ class SealedState(BaseModel):
 # -- errors -------------------------------------------------------------------------------
 
 
-class InvalidRequestState(Exception):
+class InvalidRequestState(ElicitkitError):
     """Any failure to open a state. ``str()`` is the public message; log ``reason``.
 
     One type and one wire message for every cause, so a client learns nothing about which
