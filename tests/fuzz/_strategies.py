@@ -66,7 +66,7 @@ methods = st.one_of(
     st.lists(st.text(max_size=3)),
 )
 tool_params = st.fixed_dictionaries(
-    {"name": st.sampled_from(["echo", "add", "shape", "missing", ""]) | st.integers()},
+    {"name": st.sampled_from(["echo", "add", "shape", "missing", ""]) | st.integers(-5, 5)},
     optional={
         "arguments": st.dictionaries(st.sampled_from(["text", "a", "b", "payload", "x"]), json_values, max_size=3)
         | json_values
