@@ -33,7 +33,7 @@ from jsonschema.validators import extend
 from referencing import Registry
 
 from elicitkit.elicitation.errors import InvalidAnswer
-from elicitkit.elicitation.patterns import UnsupportedPattern, compile_pattern
+from elicitkit.elicitation.patterns import UnsupportedPattern, compile_pattern, found_in
 from elicitkit.elicitation.results import (
     AcceptedElicitation,
     CancelledElicitation,
@@ -56,10 +56,7 @@ def pattern_fits(program: Any, text: str) -> bool:
     """True when ``program`` (compiled) matches somewhere in ``text``; raises if over the work budget."""
     if len(text) * program.programsize > PATTERN_WORK_LIMIT:
         raise UnsupportedPattern(f"a value of {len(text)} characters is too long to check against this pattern")
-    try:
-        return program.search(text) is not None
-    except UnicodeEncodeError:  # a lone surrogate (Python strings may hold one; JSON text cannot)
-        return program.search(text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")) is not None
+    return found_in(program, text)
 
 
 def _pattern_keyword(validator: Any, pattern: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
@@ -219,9 +216,7 @@ def _fast_property(prop: Any) -> Check | None:
                 return None  # jsonschema's pattern keyword says why
             program_size = compiled.programsize
             checks.append(
-                lambda v, rx=compiled, size=program_size: (
-                    len(v) * size <= PATTERN_WORK_LIMIT and rx.search(v) is not None
-                )
+                lambda v, rx=compiled, size=program_size: len(v) * size <= PATTERN_WORK_LIMIT and found_in(rx, v)
             )
         if "format" in prop:
             fmt = prop["format"]

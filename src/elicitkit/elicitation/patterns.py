@@ -59,10 +59,29 @@ def _options() -> Any:
     options = re2.Options()
     options.log_errors = False  # RE2 would print every refused pattern to stderr
     options.max_mem = _MAX_MEM
+    options.never_capture = True  # only "does it match?" is asked: no submatch bookkeeping
     return options
 
 
 _OPTIONS = _options()
+_UNANCHORED = getattr(re2, "_Anchor", None)
+_NO_MATCH = getattr(re2, "_NULL_SPAN", None)
+
+
+def found_in(program: Any, text: str) -> bool:
+    """True when the compiled ``program`` matches somewhere in ``text``.
+
+    Calls RE2's matcher directly on the UTF-8 bytes: the wrapper's ``search`` builds a match
+    object and maps every offset back to characters, ten times the cost of the match itself.
+    """
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (Python strings may hold one; JSON text cannot)
+        data = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode("utf-8")
+    regexp = getattr(program, "_regexp", None)
+    if regexp is None or _UNANCHORED is None:  # another google-re2 layout: the public API
+        return program.search(data.decode("utf-8")) is not None
+    return bool(regexp.Match(_UNANCHORED.UNANCHORED, data, 0, len(data))[0] != _NO_MATCH)
 
 
 def to_re2(pattern: str) -> str:
@@ -182,8 +201,4 @@ def pattern_problem(pattern: Any) -> str | None:
 
 def search(pattern: str, text: str) -> bool:
     """True when ``pattern`` matches somewhere in ``text`` (JSON Schema's unanchored rule)."""
-    program = compile_pattern(pattern)
-    try:
-        return program.search(text) is not None
-    except UnicodeEncodeError:  # a lone surrogate (Python strings may hold one; JSON text cannot)
-        return program.search(text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")) is not None
+    return found_in(compile_pattern(pattern), text)
