@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, settings
 
 LONG = False  # set by conftest.pytest_configure from --fuzz-long
 LONG_FACTOR = 50
+LONG_TIMEOUT = 3600  # seconds per fuzzer with --fuzz-long
 CI = bool(os.environ.get("CI"))
 
 

@@ -15,3 +15,5 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "tests/fuzz/" in str(item.fspath).replace("\\", "/"):
             item.add_marker(pytest.mark.fuzz)
+            if _budget.LONG:  # 50x the inputs: the suite-wide 120 s per test no longer fits
+                item.add_marker(pytest.mark.timeout(_budget.LONG_TIMEOUT))
