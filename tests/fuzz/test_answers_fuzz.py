@@ -93,7 +93,7 @@ def explained(schema: dict[str, Any], answer: dict[str, Any]) -> bool:
     return False
 
 
-@fuzz_settings(300)
+@fuzz_settings(250)
 @given(cases())
 def test_answer_validator_agrees_with_jsonschema(case: tuple[dict[str, Any], dict[str, Any]]) -> None:
     schema, answer = case
@@ -144,7 +144,7 @@ PATTERN_PARTS = [
 ]
 
 
-@fuzz_settings(300)
+@fuzz_settings(200)
 @given(
     st.lists(st.sampled_from(PATTERN_PARTS), min_size=1, max_size=5),
     st.booleans(),

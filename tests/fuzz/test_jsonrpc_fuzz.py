@@ -25,7 +25,7 @@ def _valid_id(value: Any) -> bool:
     return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
 
 
-@fuzz_settings(600)
+@fuzz_settings(400)
 @given(st.one_of(messages(), json_values))
 def test_parse_gives_a_message_or_an_invalid_message(obj: Any) -> None:
     try:
@@ -53,7 +53,7 @@ def test_parse_gives_a_message_or_an_invalid_message(obj: Any) -> None:
         assert isinstance(message, ErrorResponse)
 
 
-@fuzz_settings(400)
+@fuzz_settings(300)
 @given(st.one_of(st.binary(max_size=200), messages().map(orjson.dumps).flatmap(mutated)))
 def test_decode_gives_json_or_a_parse_error(data: bytes) -> None:
     try:
@@ -68,7 +68,7 @@ def test_decode_gives_json_or_a_parse_error(data: bytes) -> None:
         event(f"decoded, then InvalidMessage {exc.error.code}")
 
 
-@fuzz_settings(300)
+@fuzz_settings(200)
 @given(
     st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")), max_size=8),
     st.lists(st.integers(1, 64), min_size=1, max_size=10),
@@ -102,7 +102,7 @@ def test_line_framer_is_independent_of_chunking(lines: list[bytes], cuts: list[i
 event_data = st.text(max_size=30).map(lambda t: t.replace("\n", " ").replace("\r", " "))
 
 
-@fuzz_settings(300)
+@fuzz_settings(200)
 @given(
     st.lists(
         st.tuples(event_data, st.none() | st.text("abc123", max_size=5), st.none() | st.integers(0, 9999)),
@@ -124,7 +124,7 @@ def test_sse_round_trip_is_independent_of_chunking(
     assert [(e.data, e.id, e.retry) for e in got] == [(d, i, r) for d, i, r in events]
 
 
-@fuzz_settings(400)
+@fuzz_settings(250)
 @given(st.lists(st.binary(max_size=60), max_size=6))
 def test_sse_parser_takes_any_bytes(chunks: list[bytes]) -> None:
     parser = SSEParser()

@@ -224,7 +224,7 @@ def verdict(schema: Any, era: str, strict: bool) -> bool:
     return True
 
 
-@fuzz_settings(300)
+@fuzz_settings(250)
 @pytest.mark.parametrize("era", ERAS)
 @given(schema=schemas())
 def test_gate_agrees_with_the_spec_schema_of_each_era(era: str, schema: Any) -> None:
