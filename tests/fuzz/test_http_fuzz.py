@@ -10,6 +10,7 @@ those inputs are counted (hypothesis event) rather than failed, until the HTTP f
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -76,17 +77,13 @@ def _first_message(resp: httpx.Response) -> bytes:
 
 @pytest.fixture(scope="module")
 def peer() -> Iterator[HttpPeer]:
-    argv = lambda port: [sys_executable(), str(SERVER), "http", str(port)]  # noqa: E731
+    def argv(port: int) -> list[str]:
+        return [sys.executable, str(SERVER), "http", str(port)]
+
     with serve_on_free_port(argv, "fuzz_server.py") as (port, _process, _log), httpx.Client(timeout=10) as http:
         server = HttpPeer(http, f"http://127.0.0.1:{port}/mcp")
         server.initialize()
         yield server
-
-
-def sys_executable() -> str:
-    import sys
-
-    return sys.executable
 
 
 header_text = st.text(st.characters(min_codepoint=32, max_codepoint=255), max_size=40)
