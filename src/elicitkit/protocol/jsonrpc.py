@@ -112,8 +112,8 @@ def parse(obj: Any) -> Message:
     request_id: RequestId | None = raw_id if valid_id(raw_id) else None
     if obj.get("jsonrpc") != "2.0":
         raise InvalidMessage(MCPError(INVALID_REQUEST, 'the "jsonrpc" member must be exactly "2.0"'), request_id)
-    method = obj.get("method")
-    if method is not None:
+    if "method" in obj:  # a request or notification, even with a null method (JSON-RPC wants -32600 then)
+        method = obj["method"]
         if not isinstance(method, str) or not method:
             raise InvalidMessage(MCPError(INVALID_REQUEST, '"method" must be a non-empty string'), request_id)
         params = obj.get("params")

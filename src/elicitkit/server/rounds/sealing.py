@@ -105,7 +105,10 @@ def digest_arguments(arguments: Mapping[str, Any] | None) -> str:
     ``_meta``, ``inputResponses`` and ``requestState`` are dropped: they change every round.
     """
     salient = {} if arguments is None else {k: v for k, v in arguments.items() if k not in RESERVED_PARAMS}
-    return hashlib.sha256(canonical_json(salient)).hexdigest()
+    try:
+        return hashlib.sha256(canonical_json(salient)).hexdigest()
+    except RecursionError:  # ~1,000 levels: the peer's mistake, not ours (issue 12 #12)
+        raise MCPError(INVALID_PARAMS, "arguments nest too deeply to be bound to a requestState") from None
 
 
 def fingerprint_question(question: Any) -> str:
