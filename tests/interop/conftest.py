@@ -13,11 +13,6 @@ import pytest
 from .support import OFFICIAL_SERVER, OUR_SERVER, http_server_process
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="module")
 def official_http_url() -> Iterator[str]:
     """A server written with the official SDK, over Streamable HTTP."""

@@ -59,11 +59,6 @@ LEGACY = "2025-11-25"
 REMOVED = ["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "unknown/method"]
 
 
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    """Module scope, so one HTTP server (uvicorn in the test loop) serves the whole module."""
-    return "asyncio"
-
 
 @pytest.fixture(scope="module")
 def server() -> Server:
