@@ -11,7 +11,8 @@ from typing import Any
 
 import anyio
 
-from elicitkit import AssistantMessage, Client, MCPError, Message, Server, UserMessage
+from elicitkit import Client, MCPError, Server
+from elicitkit.content import AssistantMessage, Message, UserMessage
 
 server = Server("prompts-demo", "1.0.0")
 

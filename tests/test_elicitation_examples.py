@@ -138,7 +138,7 @@ def test_third_party_auth_demo(demo: dict[str, list[str]]) -> None:
         "== auto_url_elicitation=True: the client completes the step and retries",
         *consent,
         f"list_events -> {events}",
-        "== by hand: catch UrlElicitationRequiredError",
+        "== by hand: catch UrlElicitationRequired",
         "list_events -> error -32042: Example Calendar access is needed first.",
         *consent,
         "client: completion notice received: True",

@@ -16,13 +16,16 @@ import sys
 import anyio
 from pydantic import BaseModel, Field
 
-from elicitkit import Client, Context, Server
-from elicitkit.elicitation.requests import FormRequest, UrlRequest
-from elicitkit.elicitation.results import (
+from elicitkit import (
     AcceptedElicitation,
     CancelledElicitation,
+    Client,
+    Context,
     DeclinedElicitation,
     ElicitationResult,
+    FormRequest,
+    Server,
+    UrlRequest,
 )
 
 server = Server("bistro", "1.0.0", instructions="Books tables and takes the deposit that holds them.")

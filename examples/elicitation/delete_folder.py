@@ -27,10 +27,11 @@ from elicitkit import (
     DeclinedElicitation,
     Elicit,
     ElicitationResult,
+    FormRequest,
     Resolve,
     Server,
+    UrlRequest,
 )
-from elicitkit.elicitation.requests import FormRequest, UrlRequest
 
 server = Server("files", "1.0.0", instructions="Deletes folders, asking first when they are not empty.")
 

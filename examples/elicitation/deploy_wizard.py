@@ -16,10 +16,16 @@ from typing import Any, Literal
 import anyio
 from pydantic import BaseModel, Field
 
-from elicitkit import Client, Context, Server
-from elicitkit.elicitation.enums import TitledEnum
-from elicitkit.elicitation.requests import FormRequest, UrlRequest
-from elicitkit.elicitation.results import AcceptedElicitation, ElicitationResult
+from elicitkit import (
+    AcceptedElicitation,
+    Client,
+    Context,
+    ElicitationResult,
+    FormRequest,
+    Server,
+    TitledEnum,
+    UrlRequest,
+)
 
 server = Server("deploy-wizard", "1.0.0", instructions="Deploys applications after asking where and how big.")
 

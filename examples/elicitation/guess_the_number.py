@@ -22,9 +22,7 @@ from typing import Any
 
 import anyio
 
-from elicitkit import Client, Context, Server
-from elicitkit.elicitation.requests import FormRequest, UrlRequest
-from elicitkit.elicitation.results import AcceptedElicitation, ElicitationResult
+from elicitkit import AcceptedElicitation, Client, Context, ElicitationResult, FormRequest, Server, UrlRequest
 
 server = Server("guess-the-number", "1.0.0")
 

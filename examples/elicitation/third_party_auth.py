@@ -19,7 +19,7 @@ server keys it by the authenticated user behind the request.
 
 The demo shows both client sides: ``auto_url_elicitation=True`` (the client runs the URL
 callback, waits for the completion and retries by itself) and the manual path that catches
-:class:`UrlElicitationRequiredError`.
+:class:`UrlElicitationRequired`.
 """
 
 from __future__ import annotations
@@ -33,11 +33,16 @@ from urllib.parse import parse_qs, urlsplit
 
 import anyio
 
-from elicitkit import Client, Context, Server, ServerSession, ToolError
-from elicitkit.client.responder import UrlElicitationRequiredError
-from elicitkit.elicitation.errors import UrlElicitationRequired
-from elicitkit.elicitation.requests import FormRequest, UrlRequest
-from elicitkit.elicitation.results import ElicitationResult
+from elicitkit import (
+    Client,
+    Context,
+    ElicitationResult,
+    FormRequest,
+    Server,
+    ToolError,
+    UrlElicitationRequired,
+    UrlRequest,
+)
 
 server = Server("calendar-bridge", "1.0.0", instructions="Reads your Example Calendar once you have connected it.")
 
@@ -54,7 +59,7 @@ class Consent:
     """A consent the provider has not confirmed yet: for which account, and who to tell."""
 
     account: str
-    notify: weakref.ReferenceType[ServerSession] | None
+    notify: weakref.ReferenceType[Any] | None  # the session to send the completion notice on
 
 
 pending: dict[str, Consent] = {}  # OAuth state -> the consent it stands for
@@ -123,12 +128,12 @@ async def automatic() -> None:
 
 
 async def manual() -> None:
-    print("== by hand: catch UrlElicitationRequiredError")
+    print("== by hand: catch UrlElicitationRequired")
     calendar = {"account": "grace@example.com"}  # Ada's calendar is connected already
     async with Client(server, elicitation_callback=open_in_browser) as client:  # the callback declares URL mode
         try:
             print("list_events ->", (await client.call_tool("list_events", calendar)).text)
-        except UrlElicitationRequiredError as required:
+        except UrlElicitationRequired as required:
             print(f"list_events -> error {required.code}: {required.message}")
             for request in required.elicitations:
                 await open_in_browser(request)

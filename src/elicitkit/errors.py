@@ -20,6 +20,7 @@ the wrong kind of thing), ``InvalidAnswer`` a ``ValueError``, ``ElicitationTimeo
     ├── ElicitationError              asking the person did not give an answer
     │   ├── SchemaError               a requested schema outside the spec's subset (refused before sending)
     │   ├── InvalidAnswer             an answer that does not fit its question
+    │   ├── UnsupportedPattern        a pattern RE2 cannot run in linear time (also a ValueError)
     │   ├── ElicitationUnsupported    the client cannot be asked this way
     │   ├── ElicitationFailed         the client answered with an error
     │   ├── ElicitationTimeout        nobody answered in time; the question was withdrawn
@@ -91,6 +92,7 @@ _HOMES = {
     "ElicitationTimeout": "elicitkit.elicitation.errors",
     "UrlElicitationRequired": "elicitkit.elicitation.errors",
     "InvalidRequest": "elicitkit.elicitation.requests",
+    "UnsupportedPattern": "elicitkit.elicitation.patterns",
     "NotResolved": "elicitkit.server.resolvers",
     "TooManyQuestions": "elicitkit.server.asking",
     "ToolError": "elicitkit.server.tools",

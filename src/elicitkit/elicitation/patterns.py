@@ -43,6 +43,8 @@ from typing import Any
 
 import re2
 
+from elicitkit.elicitation.errors import ElicitationError
+
 MAX_PATTERN_CHARS = 4096  # longer patterns are refused: no form needs them, and compiling costs
 _MAX_MEM = 1 << 20  # RE2 program memory per pattern: ample for form patterns, bounds the DFA too
 
@@ -51,7 +53,7 @@ _ECMA_SPACE = r"\t\n\x{0B}\f\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x
 _ECMA_DOT = r"[^\n\r\x{2028}\x{2029}]"
 
 
-class UnsupportedPattern(ValueError):
+class UnsupportedPattern(ElicitationError, ValueError):
     """A pattern that cannot be evaluated in linear time (or is not a valid pattern at all)."""
 
 
