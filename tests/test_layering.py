@@ -21,7 +21,9 @@ def test_no_module_outside_protocol_orders_version_strings() -> None:
             ):
                 text = ast.unparse(node)
                 operands = [node.left, *node.comparators]
-                dated = any(isinstance(o, ast.Constant) and isinstance(o.value, str) and o.value[:2] == "20" for o in operands)
+                dated = any(
+                    isinstance(o, ast.Constant) and isinstance(o.value, str) and o.value[:2] == "20" for o in operands
+                )
                 if "version" in text.lower() or dated:
                     offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: {text}")
     assert offenders == []
