@@ -179,6 +179,10 @@ def timed_protocol(header_timeout: float | None, body_timeout: float | None) -> 
         def on_message_complete(self) -> None:
             super().on_message_complete()
             self._phase = _IDLE
+            timer = self._read_timer
+            if timer is not None:  # nothing to time while the request is served (it may wait on a person)
+                timer.cancel()
+                self._read_timer = None
 
         def connection_lost(self, exc: Exception | None) -> None:
             if self._read_timer is not None:
