@@ -8,9 +8,9 @@ from typing import Any
 import httpx
 import pytest
 
-from elicitkit.client.handlers.browser.app import MAX_BODY, FormApp, Question
 from elicitkit.elicitation.requests import FormRequest, UrlRequest
 from elicitkit.elicitation.results import AcceptedElicitation, CancelledElicitation, DeclinedElicitation
+from elicitkit.elicitation.webapp import MAX_BODY, FormApp, Question
 
 pytestmark = pytest.mark.anyio
 
