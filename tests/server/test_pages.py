@@ -221,3 +221,59 @@ async def test_the_server_default_is_the_old_error_and_configure_pages_changes_i
             assert not after.is_error and page_url(after.text)
     finally:
         await pages_of(server).aclose()
+
+
+# -- refusals: each one leaves the question unanswered, and exactly one outcome reaches the call
+
+
+async def test_every_forged_or_stale_request_to_a_page_is_refused() -> None:
+    server, _ = build()
+    host = configure_pages(server, expires_in=0.3)
+    try:
+        schema = {"type": "object", "properties": {"guests": {"type": "integer"}}, "required": ["guests"]}
+        q1, url1 = await host.open("k1", "Guests?", schema)
+        q2, url2 = await host.open("k2", "Guests again?", schema)
+        base = url1.split("/ask/")[0]
+        async with httpx.AsyncClient(timeout=5) as http:
+            assert (await http.get(base + "/ask/" + "x" * 43)).status_code == 404  # wrong token
+            assert (await http.get(url1, headers={"Host": "evil.example"})).status_code == 403  # foreign Host
+            page = await http.get(url1)
+            csrf1 = re.search(r'name="csrf" value="([^"]+)"', page.text)
+            assert csrf1 is not None
+            foreign = await http.post(
+                url1, data={"csrf": csrf1.group(1), "action": "decline"}, headers={"Origin": "https://evil.example"}
+            )
+            assert foreign.status_code == 403  # foreign Origin
+            assert (await http.post(url1, data={"action": "decline"})).status_code == 403  # missing CSRF
+            other = await http.post(url2, data={"csrf": csrf1.group(1), "action": "decline"})
+            assert other.status_code == 403  # q1's page answering q2
+            assert q1.result is None and q2.result is None
+            first = await http.post(url1, data={"csrf": csrf1.group(1), "action": "decline"})
+            assert first.status_code == 303
+            again = await http.post(url1, data={"csrf": csrf1.group(1), "action": "cancel"})
+            assert again.status_code == 404  # second submission / reused token
+            assert q1.result is not None and q1.result.action.value == "decline"  # the first one stands
+            await anyio.sleep(0.4)
+            assert (await http.get(url2)).status_code == 404  # expired
+            assert (await http.post(url2, data={"csrf": q2.csrf, "action": "decline"})).status_code == 404
+        assert q2.result is None
+    finally:
+        await host.aclose()
+
+
+async def test_on_2025_11_25_the_page_answer_is_followed_by_the_completion_notice(
+    served: tuple[Server, list[str]],
+) -> None:
+    server, _ = served
+    seen: list[ElicitRequest] = []
+    trace: list[tuple[str, dict[str, Any]]] = []
+    async with Client(
+        server,
+        elicitation_callback=url_person({"f0": "k" * 12}, seen),
+        protocol_version="2025-11-25",
+        trace=lambda d, m: trace.append((d, m)),
+    ) as client:
+        await client.call_tool("setup_key", {})
+    done = [m for d, m in trace if d == "recv" and m.get("method") == "notifications/elicitation/complete"]
+    assert isinstance(seen[0], UrlRequest)
+    assert [m["params"]["elicitationId"] for m in done] == [seen[0].elicitation_id]
