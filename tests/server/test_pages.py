@@ -277,3 +277,48 @@ async def test_on_2025_11_25_the_page_answer_is_followed_by_the_completion_notic
     done = [m for d, m in trace if d == "recv" and m.get("method") == "notifications/elicitation/complete"]
     assert isinstance(seen[0], UrlRequest)
     assert [m["params"]["elicitationId"] for m in done] == [seen[0].elicitation_id]
+
+
+# -- over HTTP the pages are served beside the endpoint, at /mcp/ask/<token>
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_over_http_via_web_is_served_beside_the_endpoint(era: dict[str, Any]) -> None:
+    from elicitkit.transports.http.serve import serve_http_background
+
+    server, outcomes = build()
+    seen: list[ElicitRequest] = []
+    person = url_person({"f0": "sk-123456"}, seen)
+    async with (
+        serve_http_background(server) as handle,
+        Client(handle.url, elicitation_callback=person, **era) as client,
+    ):
+        result = await client.call_tool("setup_key", {})
+    assert result.text == "stored a key of 9 characters" and outcomes == ["accept"]
+    assert isinstance(seen[0], UrlRequest) and seen[0].url.startswith(handle.url + "/ask/")
+
+
+async def test_over_http_a_client_without_elicitation_gets_the_link_and_continues() -> None:
+    from elicitkit.transports.http.serve import serve_http_background
+
+    server, outcomes = build()
+    async with serve_http_background(server) as handle, Client(handle.url) as client:
+        first = await client.call_tool("book", {"day": "Friday"})
+        url = re.search(r"http://\S+/mcp/ask/[A-Za-z0-9_\-]+", first.text)
+        assert url is not None, first.text
+        async with httpx.AsyncClient(timeout=5) as http:  # the page refuses another Host here too
+            assert (await http.get(url.group(0), headers={"Host": "evil.example"})).status_code == 403
+        await answer_page(url.group(0), {"f0": "6"})
+        second = await client.call_tool("book", {"day": "Friday"})
+    assert second.text == "booked 6 on Friday" and outcomes == ["accept"]
+
+
+async def test_over_stateless_http_an_anonymous_caller_gets_no_replayed_answer() -> None:
+    """2026 over HTTP shares one session: without a principal, a link result would let anyone
+    making the same call collect the answer, so the page fallback refuses instead."""
+    from elicitkit.transports.http.serve import serve_http_background
+
+    server, outcomes = build()
+    async with serve_http_background(server) as handle, Client(handle.url, mode="modern") as client:
+        result = await client.call_tool("book", {"day": "Friday"})
+    assert result.is_error and "told apart" in result.text and outcomes == []

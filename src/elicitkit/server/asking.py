@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import secrets
 from typing import Any
 
 from elicitkit.elicitation.answers import parse_result
@@ -190,7 +191,8 @@ async def _ask_with_fallback(
         return await _ask_form_modern(request, message, form, schema, version, key)
     if fallback != "page" or deadline is None:
         return await _ask_form_now(request, message, form, schema, version, timeout, max_attempts)
-    answered = pages_of(request.session.server).take(_page_key(request, message, form.schema_for(LATEST_LEGACY), key))
+    page_key = _page_key(request, message, form.schema_for(LATEST_LEGACY), key)
+    answered = pages_of(request.session.server).take(page_key) if page_key is not None else None
     if answered is not None:  # answered on the page after an earlier call's deadline: this call continues
         return _typed(answered, form)
     try:
@@ -216,6 +218,16 @@ async def _ask_on_page(
     host = pages_of(request.session.server)
     qkey = _page_key(request, message, form.schema_for(LATEST_LEGACY), key)
     url_ok = "url" in request.elicitation_modes and supports_url_elicitation(version) and not link_only
+    if qkey is None:  # an anonymous caller on a shared session: only this call's sealed state tells it apart
+        if not (url_ok and request.modern and request.round is not None):
+            raise ElicitationUnsupported(
+                "server pages need a caller told apart from others (a session, or an authenticated principal "
+                "on stateless HTTP): a page answer must never serve someone else's call"
+            )
+        slot = f"page:{key or message}"
+        known = request.round.app.get(slot)
+        request.round.app[slot] = nonce = known if isinstance(known, str) else secrets.token_hex(16)
+        qkey = "sealed:" + nonce
     if not url_ok:
         answered = host.take(qkey)
         if answered is not None:
@@ -247,7 +259,7 @@ async def _ask_on_page(
     return _typed(answer, form)
 
 
-def _page_key(request: RequestScope, message: str, schema: dict[str, Any], key: str | None) -> str:
+def _page_key(request: RequestScope, message: str, schema: dict[str, Any], key: str | None) -> str | None:
     return caller_key(request, f"{key or ''}\0{message}\0{sorted(schema.items())!r}")
 
 

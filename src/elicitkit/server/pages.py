@@ -84,10 +84,29 @@ class PageHost:
         self.app = FormApp(prefix="/ask/")
         self._listener: LoopbackServer | None = None  # uvicorn is imported when a page is first needed
         self._lock = anyio.Lock()
+        self._mounted: str | None = None
         self.by_key: dict[str, Question] = {}
 
+    def mount(self, prefix: str, base_url: str) -> Any:
+        """Serve the pages beside the MCP endpoint (an HTTP transport calls this once bound).
+
+        ``prefix``: the path (``/mcp/ask/``); ``base_url``: ``http://host:port`` as the person
+        reaches it. The app answers only to that ``Host`` (DNS rebinding), and a POST's
+        ``Origin`` must be its own. Returns the ASGI app to route ``prefix`` to.
+        """
+        authority = base_url.split("://", 1)[1].rstrip("/")
+        hosts = {authority}
+        if authority.startswith("127.0.0.1:"):
+            hosts.add("localhost:" + authority.split(":", 1)[1])
+        self.app.prefix = prefix
+        self.app.allow_host = hosts.__contains__
+        self._mounted = base_url.rstrip("/")
+        return self.app
+
     async def base_url(self) -> str:
-        """``http://127.0.0.1:<port>``, starting the listener on first use."""
+        """Where the pages are: beside the HTTP endpoint, else ``http://127.0.0.1:<port>`` (started on first use)."""
+        if self._mounted is not None:
+            return self._mounted
         async with self._lock:
             if self._listener is None:
                 from elicitkit.transports.http.loopback import LoopbackServer
@@ -158,17 +177,18 @@ def pages_of(server: Server) -> PageHost:
     return host
 
 
-def caller_key(request: RequestScope, question: str) -> str:
+def caller_key(request: RequestScope, question: str) -> str | None:
     """Who asks what, as a key: the caller (session, or 2026 principal), the call and the question.
 
     So the answer given for one person's call never serves another's: a different session or
-    principal, tool or arguments gives a different key.
+    principal, tool or arguments gives a different key. None when the caller cannot be told
+    apart (an anonymous 2026 request on the shared stateless HTTP session): no replay then.
     """
-    who: str
-    if request.modern:
-        who = "p:" + str(getattr(request, "principal", None))
-        if getattr(request, "principal", None) is None:
-            who = "s:" + _session_id(request.session)
+    principal = getattr(request, "principal", None)
+    if principal is not None:
+        who = "p:" + str(principal)
+    elif getattr(request.session, "stateless", False):
+        return None
     else:
         who = "s:" + _session_id(request.session)
     params = request.request.params
