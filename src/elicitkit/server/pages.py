@@ -172,8 +172,9 @@ def pages_of(server: Server) -> PageHost:
     host = _HOSTS.get(server)
     if host is None:
         info = getattr(server, "server_info", None)
-        name = info.get("name") if isinstance(info, dict) else getattr(server, "name", None)
-        host = _HOSTS[server] = PageHost(str(name or "this server"))
+        info = info if isinstance(info, dict) else {"name": getattr(server, "name", None)}
+        host = _HOSTS[server] = PageHost(str(info.get("name") or "this server"))
+        host.origin = Origin(name=host.origin.name, version=info.get("version"), title=info.get("title"))
     return host
 
 
