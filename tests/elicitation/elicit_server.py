@@ -152,6 +152,11 @@ def build_server() -> tuple[Server, State]:
         return describe(result)
 
     @server.tool()
+    async def ask_elicit_dict(ctx: Context, requested: dict[str, Any]) -> dict[str, Any]:
+        """``ctx.elicit`` with a dict schema (issue 12 #4: it failed with "unhashable type")."""
+        return await asking(ctx.elicit("Fill this in", requested))
+
+    @server.tool()
     async def ask_uncaught(ctx: Context) -> str:
         """Ask without catching anything: what the framework makes of each failure."""
         result = await ctx.elicit("Who are you?", Person)

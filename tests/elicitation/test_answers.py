@@ -369,3 +369,101 @@ def test_results_are_frozen_values() -> None:
     assert ElicitationResult.cancel() == CancelledElicitation()
     with pytest.raises(AttributeError):
         ElicitationResult.decline("x").reason = "y"  # type: ignore[misc]
+
+
+# --------------------------------------------------------------------------- issue 12: nothing stalls, nothing leaks
+
+REDOS = {"type": "object", "properties": {"v": {"type": "string", "pattern": "^(a+)+$"}}}
+
+
+@pytest.mark.timeout(5)
+@pytest.mark.parametrize("length", [24, 40, 100_000])
+def test_defect_03_redos_pattern_is_judged_at_once(length: int) -> None:
+    """``^(a+)+$`` against ``"a" * 24 + "!"`` took 1.6 s in Python's re (x4 per two characters)."""
+    problems = rejected({"v": "a" * length + "!"}, REDOS)
+    assert "does not match" in problems["v"]
+    assert accepted({"v": "a" * length}, REDOS) == {"v": "a" * length}
+
+
+@pytest.mark.timeout(5)
+def test_defect_03_a_value_too_long_for_its_pattern_budget_is_refused_not_searched() -> None:
+    schema = {"type": "object", "properties": {"v": {"type": "string", "pattern": "(?:a|b)*a(?:a|b){500}c"}}}
+    problems = rejected({"v": "ab" * 1_000_000}, schema)
+    assert "too long to check against this pattern" in problems["v"]
+
+
+@pytest.mark.timeout(5)
+@pytest.mark.parametrize(
+    "value", ["a@" + "." * 200_000 + "@", "a@" + "." * 200_000 + "\n", "a@" + "a." * 100_000 + " "]
+)
+def test_defect_email_format_check_is_linear(value: str) -> None:
+    """New (fuzzing): the email regex backtracked quadratically: 16,000 dots took 4.9 s."""
+    schema = {"type": "object", "properties": {"e": {"type": "string", "format": "email"}}}
+    assert "e" in rejected({"e": value}, schema)
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [
+        ("a@b.c", True),
+        ("a.b@c.d.e", True),
+        ("a@b..c", True),
+        ("a@.c", False),
+        ("a@b.", False),
+        ("a@bc", False),
+        ("@b.c", False),
+        ("a@b@c.d", False),
+        ("a b@c.d", False),
+        ("a@c.d\u00a0", False),
+        ("", False),
+    ],
+)
+def test_email_check_keeps_its_meaning(value: str, ok: bool) -> None:
+    schema = {"type": "object", "properties": {"e": {"type": "string", "format": "email"}}}
+    if ok:
+        assert accepted({"e": value}, schema) == {"e": value}
+    else:
+        assert "e" in rejected({"e": value}, schema)
+
+
+ODD_SCHEMAS: list[dict[str, Any]] = [
+    {
+        "type": "object",
+        "properties": {"v": {"type": "array", "items": {"type": "string", "enum": ["a"], "$ref": "#/x"}}},
+    },
+    {"type": "object", "properties": {"v": {"type": "string", "$dynamicRef": "#nowhere"}}},
+    {"type": "object", "properties": {"v": {"$ref": "https://example.com/remote.json"}}},
+    {"type": "object", "properties": {"v": {"type": "string", "pattern": "(?=a)"}}},
+    {"type": "object", "properties": {"v": {"type": "string", "pattern": 5}}},
+    {"type": "object", "properties": {"v": {"type": "string", "pattern": "("}}},
+    {"type": "object", "properties": {"v": {"type": "integer", "minimum": "x"}}},
+    {"type": "object", "properties": {"v": {"type": "string", "format": "email", "maxLength": "x"}}},
+    {"type": "object", "properties": ["v"]},
+    {"type": "object", "properties": {"v": {"type": "string"}}, "required": "v"},
+]
+
+
+@pytest.mark.parametrize("schema", ODD_SCHEMAS)
+@pytest.mark.parametrize("content", [{"v": ["a"]}, {"v": "a"}, {"v": 1}, {}])
+def test_defect_01_answer_validation_raises_nothing_but_invalid_answer(schema: dict[str, Any], content: Any) -> None:
+    """With ``$ref`` in items the tool got "PointerToNowhere" and the client answered -32603."""
+    try:
+        validate_answer(schema, content)
+    except InvalidAnswer as exc:
+        assert exc.problems
+    try:
+        parse_result({"action": "accept", "content": content}, mode="form", schema=schema)
+    except InvalidAnswer as exc:
+        assert exc.problems
+
+
+def test_defect_01_ref_in_items_answer_is_an_invalid_answer_naming_the_schema() -> None:
+    with pytest.raises(InvalidAnswer, match="schema cannot be evaluated"):
+        validate_answer(ODD_SCHEMAS[0], {"v": ["a"]})
+
+
+def test_problems_quote_huge_values_briefly() -> None:
+    schema = {"type": "object", "properties": {"v": {"type": "integer"}, "w": {"type": "string", "maxLength": 1}}}
+    with pytest.raises(InvalidAnswer) as exc:
+        validate_answer(schema, {"v": "x" * 1_000_000, "w": "y" * 1_000_000})
+    assert len(str(exc.value)) < 2_000

@@ -208,7 +208,7 @@ class Described(BaseModel):
     plain_name: str
     titled: str = Field(title="Custom title", description="Shown under the field")
     described: Annotated[int, Field(description="How many", ge=1, le=9)]
-    bounded: Annotated[str, Field(min_length=2, max_length=5, pattern="^[a-z]+$")]
+    bounded: Annotated[str, Field(min_length=2, max_length=5)]  # no pattern: no spec version has one
     ratio: Annotated[float, Field(ge=0.0, le=1.0)]
 
 
@@ -228,7 +228,6 @@ def test_titles_default_to_the_field_name_and_descriptions_are_kept() -> None:
         "type": "string",
         "minLength": 2,
         "maxLength": 5,
-        "pattern": "^[a-z]+$",
         "title": "Bounded",
     }
     assert prop(Described, "ratio")["minimum"] == 0.0 and prop(Described, "ratio")["maximum"] == 1.0
@@ -535,8 +534,6 @@ def test_a_full_valid_schema_passes_strictly() -> None:
         {
             "$schema": "https://json-schema.org/draft/2020-12/schema",
             "type": "object",
-            "title": "Signup",
-            "description": "Tell us about you",
             "properties": {
                 "name": {"type": "string", "minLength": 1, "maxLength": 50, "default": "x"},
                 "email": {"type": "string", "format": "email"},
@@ -642,3 +639,293 @@ def test_form_schema_for_is_per_version_and_memoized() -> None:
         form_for(Defaults).schema_for(OLD)  # it has multi-selects
     titled = form_for(Size).schema_for(OLD)["properties"]["value"]
     assert titled["enum"] == ["s", "l"] and titled["enumNames"] == ["Small (8 inch)", "Large (12 inch)"]
+
+
+# --------------------------------------------------------------------------- issue 12: the subset, keyword by keyword
+
+ERAS = ("2025-06-18", "2025-11-25", "2026-07-28")
+NEWER = ("2025-11-25", "2026-07-28")
+
+# One field of each kind, valid in every era where the kind exists.
+BASES: dict[str, dict[str, Any]] = {
+    "string": {"type": "string"},
+    "integer": {"type": "integer"},
+    "number": {"type": "number"},
+    "boolean": {"type": "boolean"},
+    "enum": {"type": "string", "enum": ["a", "b"]},
+    "titled": {"type": "string", "oneOf": [{"const": "a", "title": "A"}, {"const": "b", "title": "B"}]},
+    "multi": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}},
+    "titled_multi": {"type": "array", "items": {"anyOf": [{"const": "a", "title": "A"}]}},
+}
+# What the spec's schema.ts allows on each kind, per era (the shapes of 2025-11-25 are absent before).
+SPEC_KEYWORDS: dict[str, dict[str, set[str]]] = {
+    "2025-06-18": {
+        "string": {"title", "description", "minLength", "maxLength", "format"},
+        "integer": {"title", "description", "minimum", "maximum"},
+        "number": {"title", "description", "minimum", "maximum"},
+        "boolean": {"title", "description", "default"},
+        "enum": {"title", "description", "enumNames"},
+    },
+    "2025-11-25": {
+        "string": {"title", "description", "minLength", "maxLength", "format", "default"},
+        "integer": {"title", "description", "minimum", "maximum", "default"},
+        "number": {"title", "description", "minimum", "maximum", "default"},
+        "boolean": {"title", "description", "default"},
+        "enum": {"title", "description", "enumNames", "default"},
+        "titled": {"title", "description", "default"},
+        "multi": {"title", "description", "minItems", "maxItems", "default"},
+        "titled_multi": {"title", "description", "minItems", "maxItems", "default"},
+    },
+}
+SPEC_KEYWORDS["2026-07-28"] = SPEC_KEYWORDS["2025-11-25"]
+# A value each keyword could carry on each kind (valid where the keyword is allowed).
+SAMPLES: dict[str, Any] = {
+    "title": "T",
+    "description": "D",
+    "minLength": 1,
+    "maxLength": 5,
+    "format": "email",
+    "minimum": 0,
+    "maximum": 9,
+    "enumNames": ["A", "B"],
+    "minItems": 0,
+    "maxItems": 1,
+    "pattern": "^a",
+    "$ref": "#/$defs/x",
+    "$dynamicRef": "#x",
+    "$id": "https://example.com/s",
+    "$anchor": "x",
+    "$defs": {},
+    "$comment": "c",
+    "not": {"enum": ["z"]},
+    "allOf": [{}],
+    "anyOf": [{}],
+    "if": {},
+    "then": {},
+    "else": {},
+    "const": "a",
+    "multipleOf": 1,
+    "exclusiveMinimum": 0,
+    "exclusiveMaximum": 9,
+    "uniqueItems": True,
+    "contains": {},
+    "prefixItems": [{}],
+    "additionalProperties": False,
+    "properties": {},
+    "propertyNames": {},
+    "minProperties": 0,
+    "contentMediaType": "text/plain",
+    "examples": ["a"],
+    "deprecated": False,
+    "readOnly": False,
+    "x-foo": 1,
+}
+DEFAULTS: dict[str, Any] = {
+    "string": "a",
+    "integer": 1,
+    "number": 1.5,
+    "boolean": True,
+    "enum": "a",
+    "titled": "a",
+    "multi": ["a"],
+    "titled_multi": ["a"],
+}
+FIELD_KEYWORDS = sorted({*SAMPLES, "default"})
+
+
+def _keyword_cases() -> list[Any]:
+    cases = []
+    for era in ERAS:
+        for kind, allowed in SPEC_KEYWORDS[era].items():
+            for keyword in FIELD_KEYWORDS:
+                cases.append(pytest.param(era, kind, keyword, keyword in allowed, id=f"{era}-{kind}-{keyword}"))
+    return cases
+
+
+@pytest.mark.parametrize(("era", "kind", "keyword", "allowed"), _keyword_cases())
+def test_defect_01_strict_gate_allows_exactly_the_spec_keywords_per_era(
+    era: str, kind: str, keyword: str, allowed: bool
+) -> None:
+    """Issue 12 #1: every keyword on every field kind, both ways, from the spec's schema of each era."""
+    value = DEFAULTS[kind] if keyword == "default" else SAMPLES[keyword]
+    schema = schema_of(f={**BASES[kind], keyword: value})
+    if allowed:
+        check_schema(schema, era, strict=True)
+        return
+    with pytest.raises(SchemaError) as exc:
+        check_schema(schema, era, strict=True)
+    assert "f" in problems_of(exc), exc.value.problems
+    assert keyword in problems_of(exc)["f"], exc.value.problems
+
+
+ITEM_KEYWORDS = ["$ref", "$dynamicRef", "not", "allOf", "pattern", "minLength", "title", "description", "x-foo"]
+
+
+@pytest.mark.parametrize("era", NEWER)
+@pytest.mark.parametrize("keyword", ITEM_KEYWORDS)
+@pytest.mark.parametrize("kind", ["multi", "titled_multi"])
+def test_defect_01_strict_gate_refuses_any_keyword_inside_multi_select_items(era: str, keyword: str, kind: str) -> None:
+    prop = BASES[kind]
+    schema = schema_of(f={**prop, "items": {**prop["items"], keyword: SAMPLES.get(keyword, 1)}})
+    with pytest.raises(SchemaError) as exc:
+        check_schema(schema, era, strict=True)
+    assert keyword in problems_of(exc)["f"], exc.value.problems
+    check_schema(schema_of(f=prop), era, strict=True)  # the same field without it passes
+
+
+@pytest.mark.parametrize("keyword", ["$ref", "$dynamicRef", "not", "allOf", "pattern", "minLength", "default"])
+@pytest.mark.parametrize("kind", ["multi", "titled_multi"])
+def test_defect_01_lenient_gate_refuses_validation_keywords_inside_items(keyword: str, kind: str) -> None:
+    prop = BASES[kind]
+    schema = schema_of(f={**prop, "items": {**prop["items"], keyword: SAMPLES.get(keyword, "a")}})
+    with pytest.raises(SchemaError) as exc:
+        check_schema(schema, NEW, strict=False)
+    assert keyword in problems_of(exc)["f"], exc.value.problems
+
+
+@pytest.mark.parametrize("kind", ["multi", "titled_multi"])
+def test_defect_01_lenient_gate_tolerates_annotations_inside_items(kind: str) -> None:
+    prop = BASES[kind]
+    check_schema(schema_of(f={**prop, "items": {**prop["items"], "title": "T", "x-foo": 1}}), NEW, strict=False)
+
+
+@pytest.mark.parametrize("era", NEWER)
+@pytest.mark.parametrize("where", ["oneOf", "items.anyOf"])
+@pytest.mark.parametrize("extra", [{"description": "d"}, {"x-foo": 1}, {"$ref": "#/x"}, {"enum": ["a"]}])
+def test_defect_01_options_hold_exactly_const_and_title(era: str, where: str, extra: dict[str, Any]) -> None:
+    option = {"const": "a", "title": "A", **extra}
+    if where == "oneOf":
+        field = {"type": "string", "oneOf": [option]}
+    else:
+        field = {"type": "array", "items": {"anyOf": [option]}}
+    with pytest.raises(SchemaError) as exc:
+        check_schema(schema_of(f=field), era, strict=True)
+    [key] = extra
+    assert key in problems_of(exc)["f"], exc.value.problems
+    if key in ("description", "x-foo"):  # annotations: the client tolerates them
+        check_schema(schema_of(f=field), era, strict=False)
+    else:
+        with pytest.raises(SchemaError):
+            check_schema(schema_of(f=field), era, strict=False)
+
+
+ROOT_KEYWORDS = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "T",
+    "description": "D",
+    "$defs": {},
+    "$id": "https://example.com/s",
+    "additionalProperties": False,
+    "allOf": [{}],
+    "x-foo": 1,
+}
+
+
+@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("keyword", sorted(ROOT_KEYWORDS))
+def test_defect_01_root_keywords_per_era(era: str, keyword: str) -> None:
+    """The root carries type, properties, required, and (from 2025-11-25) $schema: nothing else."""
+    schema = {**schema_of(a={"type": "string"}), keyword: ROOT_KEYWORDS[keyword]}
+    if keyword == "$schema" and era != "2025-06-18":
+        check_schema(schema, era, strict=True)
+        check_schema(schema, era, strict=False)
+        return
+    with pytest.raises(SchemaError) as exc:
+        check_schema(schema, era, strict=True)
+    assert None in problems_of(exc) and keyword in problems_of(exc)[None], exc.value.problems
+    if keyword in ("title", "description", "x-foo"):
+        check_schema(schema, era, strict=False)  # annotations: shown by clients, tolerated
+    else:
+        with pytest.raises(SchemaError):
+            check_schema(schema, era, strict=False)
+
+
+@pytest.mark.parametrize(
+    ("kind", "keyword", "value"),
+    [
+        ("string", "pattern", "^[A-Z]{3}$"),
+        ("integer", "exclusiveMinimum", 0),
+        ("number", "exclusiveMaximum", 9.5),
+        ("multi", "uniqueItems", True),
+        ("string", "examples", ["x"]),
+        ("string", "x-widget", "textarea"),
+        ("boolean", "deprecated", True),
+    ],
+)
+def test_defect_01_lenient_gate_tolerates_annotations_and_safe_assertions(kind: str, keyword: str, value: Any) -> None:
+    schema = schema_of(f={**BASES[kind], keyword: value})
+    check_schema(schema, NEW, strict=False)
+    with pytest.raises(SchemaError, match=keyword):
+        check_schema(schema, NEW, strict=True)
+
+
+@pytest.mark.parametrize(
+    ("kind", "keyword", "value"),
+    [
+        ("string", "$ref", "#/x"),
+        ("string", "$dynamicRef", "#x"),
+        ("string", "$id", "https://example.com/s"),
+        ("string", "not", {"enum": ["a"]}),
+        ("string", "allOf", [{}]),
+        ("string", "if", {}),
+        ("number", "multipleOf", 0.1),
+        ("boolean", "const", True),
+        ("multi", "contains", {}),
+        ("multi", "prefixItems", [{}]),
+        ("string", "$unknownCore", 1),
+    ],
+)
+def test_defect_01_lenient_gate_still_refuses_json_schema_keywords(kind: str, keyword: str, value: Any) -> None:
+    with pytest.raises(SchemaError) as exc:
+        check_schema(schema_of(f={**BASES[kind], keyword: value}), NEW, strict=False)
+    assert keyword in problems_of(exc)["f"]
+
+
+@pytest.mark.parametrize("pattern", ["(?=a)a", "(a)\\1", "(?<!a)b", "\\k<n>", "a{1001}", "(", 5])
+def test_defect_01_lenient_gate_refuses_patterns_it_cannot_run_in_linear_time(pattern: Any) -> None:
+    with pytest.raises(SchemaError) as exc:
+        check_schema(schema_of(f={"type": "string", "pattern": pattern}), NEW, strict=False)
+    assert "pattern" in problems_of(exc)["f"]
+
+
+def test_defect_01_form_for_refuses_a_pattern_constraint() -> None:
+    class Coded(BaseModel):
+        code: Annotated[str, Field(pattern="^[A-Z]{3}$")]
+
+    with pytest.raises(SchemaError) as exc:
+        form_for(Coded)
+    assert "pattern" in problems_of(exc)["code"]
+
+
+# --------------------------------------------------------------------------- issue 12 #2 and #4
+
+REF_IN_ITEMS = {
+    "type": "object",
+    "properties": {"v": {"type": "array", "items": {"type": "string", "enum": ["a"], "$ref": "#/x"}, "default": ["a"]}},
+}
+
+
+@pytest.mark.parametrize("strict", [True, False], ids=["strict", "lenient"])
+@pytest.mark.parametrize("era", NEWER)
+def test_defect_02_ref_in_items_with_a_default_is_a_schema_error(strict: bool, era: str) -> None:
+    """Checking the default ran jsonschema on the $ref and leaked its internal referencing error."""
+    with pytest.raises(SchemaError) as exc:
+        check_schema(REF_IN_ITEMS, era, strict=strict)
+    assert "$ref" in problems_of(exc)["v"]
+
+
+def test_defect_04_form_for_takes_a_dict_schema() -> None:
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    form = form_for(schema)
+    assert form.model is None and form.schema == schema
+    assert form.parse({"city": "Oslo"}) == {"city": "Oslo"}
+    assert form_for(dict(schema)).schema == schema  # again: no unhashable-type error from a cache
+    with pytest.raises(SchemaError) as exc:
+        form_for({"type": "object", "properties": {"a": {"type": "object"}}})
+    assert "a" in problems_of(exc)
+
+
+@pytest.mark.parametrize("schema", [[{"type": "string"}], {1, 2}])
+def test_defect_04_other_unhashable_schemas_name_the_right_api(schema: Any) -> None:
+    with pytest.raises(SchemaError, match="pydantic model, a scalar type or a dict"):
+        form_for(schema)

@@ -1010,3 +1010,84 @@ async def test_stdio_raw_reask_and_late_answer(tmp_path: Path) -> None:
         call_id = await peer.call("outcomes")
         response = await peer.response_to(call_id)
         assert response["result"]["structuredContent"]["result"]["outcomes"] == ["accept", "ElicitationTimeout"]
+
+
+# =========================================================================== issue 12
+
+
+async def test_defect_04_ctx_elicit_with_a_dict_schema(server: Any, state: State) -> None:
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    callback = Callback(lambda _: ElicitationResult.accept({"city": "Oslo"}))
+    async with connect(server, elicitation_callback=callback) as client:
+        answer = structured(await client.call_tool("ask_elicit_dict", {"requested": schema}))
+        again = structured(await client.call_tool("ask_elicit_dict", {"requested": schema}))
+    assert answer == again == {"action": "accept", "data": {"city": "Oslo"}, "type": "dict"}
+    assert state.outcomes == ["accept", "accept"]
+
+
+async def test_defect_04_ctx_elicit_with_a_bad_dict_schema_is_a_schema_error(server: Any, state: State) -> None:
+    callback = Callback()
+    bad = {"type": "object", "properties": {"code": {"type": "string", "pattern": "^a"}}}
+    async with connect(server, elicitation_callback=callback) as client:
+        answer = structured(await client.call_tool("ask_elicit_dict", {"requested": bad}))
+    assert answer["error"] == "SchemaError" and "pattern" in answer["message"]
+    assert callback.requests == []
+
+
+REF_IN_ITEMS = {
+    "type": "object",
+    "properties": {"v": {"type": "array", "items": {"type": "string", "enum": ["a"], "$ref": "#/x"}, "default": ["a"]}},
+}
+
+
+@pytest.mark.parametrize(
+    "items_extra",
+    [{"$ref": "#/x"}, {"$dynamicRef": "#x"}, {"not": {"enum": ["b"]}}, {"allOf": [{}]}, {"minLength": 1}],
+    ids=["ref", "dynamicRef", "not", "allOf", "minLength"],
+)
+async def test_defect_01_client_refuses_keywords_inside_items_with_invalid_params(
+    server: Any, items_extra: dict[str, Any]
+) -> None:
+    callback = Callback(lambda _: ElicitationResult.accept({"v": ["a"]}))
+    schema = one({"type": "array", "items": {"type": "string", "enum": ["a"], **items_extra}})
+    async with connect(server, elicitation_callback=callback) as client:
+        answer = structured(await client.call_tool("send_raw", {"params": form(schema)}))
+    assert answer["code"] == INVALID_PARAMS, answer
+    [keyword] = items_extra
+    assert keyword in answer["message"]
+    assert callback.requests == []
+
+
+async def test_defect_02_client_answers_a_ref_in_items_with_invalid_params(server: Any) -> None:
+    """A hostile server got -32603 with jsonschema's internals; now -32602 saying what is wrong."""
+    callback = Callback()
+    async with connect(server, elicitation_callback=callback) as client:
+        answer = structured(await client.call_tool("send_raw", {"params": form(REF_IN_ITEMS)}))
+        await client.ping()
+    assert answer["code"] == INVALID_PARAMS, answer
+    assert "$ref" in answer["message"] and "Pointer" not in answer["message"]
+    assert callback.requests == []
+
+
+async def test_defect_02_server_refuses_a_ref_in_items_before_sending(server: Any, state: State) -> None:
+    callback = Callback()
+    trace: Trace = []
+    async with connect(server, trace, elicitation_callback=callback) as client:
+        with pytest.raises(MCPError) as exc:
+            await client.call_tool("ask_dict", {"requested": REF_IN_ITEMS})
+    assert exc.value.code == INVALID_PARAMS and "$ref" in exc.value.message
+    assert received(trace, method="elicitation/create") == []
+
+
+@pytest.mark.timeout(10)
+async def test_defect_03_client_validates_a_redos_pattern_at_once(server: Any) -> None:
+    """A server-chosen ``^(a+)+$`` froze the client for 1.6 s per 24 characters of answer."""
+    answers = iter([{"v": "a" * 40 + "!"}, {"v": "aaaa"}])
+    callback = Callback(lambda _: ElicitationResult.accept(next(answers)))
+    schema = one({"type": "string", "pattern": "^(a+)+$"})
+    schema["properties"] = {"v": schema["properties"]["f"]}
+    async with connect(server, elicitation_callback=callback) as client:
+        refused = structured(await client.call_tool("send_raw", {"params": form(schema)}))
+        fine = structured(await client.call_tool("send_raw", {"params": form(schema)}))
+    assert refused["code"] == INTERNAL_ERROR and "does not match" in refused["message"], refused
+    assert fine == {"answer": {"action": "accept", "content": {"v": "aaaa"}}}

@@ -248,7 +248,7 @@ async def test_official_client_plays_guess_the_number(connect: Callable[..., mcp
     assert result is not None, won
     assert int(result[2]) == guesses
     assert declined == "Another time, then."
-    assert re.fullmatch(r"You gave up\. The number was (10|[1-9])\.", gave_up), gave_up
+    assert gave_up == "You gave up before the first guess."  # the secret is drawn from the first guess (2026 replay)
 
 
 async def test_official_client_completes_the_url_elicitation_required_error(

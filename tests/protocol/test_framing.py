@@ -267,3 +267,12 @@ def test_sse_event_roundtrips_through_parser() -> None:
     ]
     assert parser.last_event_id == "r7/2"
     assert parser.retry == 1000
+
+
+@pytest.mark.parametrize("value", ["\u00b2", "1\u00b2", "\u0663"])
+def test_defect_framing_retry_with_a_non_ascii_digit_is_ignored(value: str) -> None:
+    """``"\u00b2".isdigit()`` is true but ``int()`` refuses it: a hostile server crashed the SSE parser."""
+    parser = SSEParser()
+    events = parser.feed(f"retry: {value}\ndata: x\n\n".encode())
+    assert [(e.data, e.retry) for e in events] == [("x", None)]
+    assert parser.retry is None

@@ -213,6 +213,22 @@ def test_parse_bad_method(method: Any) -> None:
     assert exc.to_wire()["id"] == 3
 
 
+@pytest.mark.parametrize("request_id", ["x", 7])
+def test_defect_11_null_method_gets_invalid_request_with_the_id(request_id: Any) -> None:
+    """Issue 12 #11: ``"method": null`` was taken for a malformed response and never answered."""
+    exc = invalid({"jsonrpc": "2.0", "id": request_id, "method": None})
+    assert exc.error.code == INVALID_REQUEST
+    assert exc.reply is True
+    assert exc.to_wire()["id"] == request_id
+
+
+def test_defect_11_null_method_without_id_is_answered_with_null_id() -> None:
+    exc = invalid({"jsonrpc": "2.0", "method": None})
+    assert exc.error.code == INVALID_REQUEST
+    assert exc.reply is True
+    assert exc.to_wire()["id"] is None
+
+
 @pytest.mark.parametrize("params", [[1, 2], "x", 5, True])
 def test_parse_non_object_params_in_request(params: Any) -> None:
     exc = invalid({"jsonrpc": "2.0", "id": 4, "method": "m", "params": params})
@@ -294,3 +310,21 @@ def test_local_errors_are_outside_the_reserved_range() -> None:
 def test_error_response_wire_is_valid_json() -> None:
     wire = ErrorResponse(9, MCPError(INTERNAL_ERROR, "x")).to_wire()
     assert orjson.loads(encode(wire)) == wire
+
+
+# ----------------------------------------------------------------------------- through a real server
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(30)
+async def test_defect_11_null_method_is_answered_by_a_stdio_server(tmp_path: Any) -> None:
+    """The same frame through a spawned stdio server: an answer with the id, and the server lives on."""
+    from _rawpeers import spawn_stdio
+
+    async with spawn_stdio(tmp_path) as child:
+        await child.initialize()
+        await child.write(b'{"jsonrpc":"2.0","id":"x","method":null}\n')
+        answer = await child.recv()
+        assert answer["id"] == "x"
+        assert answer["error"]["code"] == INVALID_REQUEST
+        await child.assert_ping()

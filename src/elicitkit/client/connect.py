@@ -25,7 +25,6 @@ from typing import Any, Literal, Protocol, cast, runtime_checkable
 import anyio
 import orjson
 
-from elicitkit.peer import IncomingRequest, Peer, ProgressCallback
 from elicitkit.protocol.connection import Role
 from elicitkit.protocol.errors import (
     CONNECTION_CLOSED,
@@ -46,6 +45,7 @@ from elicitkit.protocol.versions import (
     MODERN_2026,
     Era,
 )
+from elicitkit.runtime.peer import IncomingRequest, Peer, ProgressCallback
 from elicitkit.transports.base import ClientTransport
 
 logger = logging.getLogger("elicitkit.client")

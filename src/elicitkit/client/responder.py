@@ -30,19 +30,18 @@ from elicitkit.client.rounds import (
     MultiRoundTripError,
 )
 from elicitkit.elicitation.answers import parse_result
-from elicitkit.elicitation.errors import InvalidAnswer
+from elicitkit.elicitation.errors import ElicitationError, InvalidAnswer, UrlElicitationRequired
 from elicitkit.elicitation.requests import ElicitRequest, FormRequest, InvalidRequest, Origin, UrlRequest, parse_request
 from elicitkit.elicitation.results import ElicitationResult
-from elicitkit.peer import IncomingRequest
 from elicitkit.protocol.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
-    URL_ELICITATION_REQUIRED,
     MCPError,
 )
 from elicitkit.protocol.modern import ELICIT, INPUT_METHODS, LIST_ROOTS, SAMPLE
 from elicitkit.protocol.versions import Era, declares_elicitation_modes, era_of, is_modern
+from elicitkit.runtime.peer import IncomingRequest
 
 # The logger keeps its historical name: users filter on it.
 logger = logging.getLogger("elicitkit.client.elicitation")
@@ -53,30 +52,11 @@ SamplingCallback = Callable[[JSON], Awaitable[JSON]]
 RootsCallback = Callable[[], Awaitable[list[JSON]]]
 
 
-class UrlElicitationRequiredError(MCPError):
-    """The server answered -32042: these URL elicitations must be completed, then retry."""
-
-    def __init__(self, message: str, elicitations: list[UrlRequest], data: Any = None) -> None:
-        super().__init__(URL_ELICITATION_REQUIRED, message, data)
-        self.elicitations = elicitations
-
-    @classmethod
-    def from_mcp_error(cls, error: MCPError, origin: Origin | None = None) -> UrlElicitationRequiredError:
-        data = error.data if isinstance(error.data, dict) else {}
-        items = data.get("elicitations")
-        requests: list[UrlRequest] = []
-        for item in items if isinstance(items, list) else []:
-            try:
-                parsed = parse_request({"mode": "url", **item} if isinstance(item, dict) else item, origin=origin)
-            except InvalidRequest as exc:
-                logger.warning("ignored a malformed entry in a -32042 error: %s", exc)
-                continue
-            if isinstance(parsed, UrlRequest):
-                requests.append(parsed)
-        return cls(error.message, requests, error.data)
+UrlElicitationRequiredError = UrlElicitationRequired
+"""The name this client used before the two sides shared one class (see :mod:`elicitkit.compat`)."""
 
 
-class QuestionRefused(Exception):
+class QuestionRefused(ElicitationError):
     """Raise from a handler to refuse a question outright, telling the server why.
 
     On a 2025 connection the server gets a JSON-RPC error (-32602) with ``message`` and

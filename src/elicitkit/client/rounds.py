@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
+from elicitkit.errors import ElicitkitError
 from elicitkit.protocol.modern import (
     MRTR_METHODS,
     RESERVED_PARAMS,
@@ -36,7 +37,7 @@ InputRequiredHandling = Literal["handle", "return"]
 MAX_BACKOFF = 2.0
 
 
-class MultiRoundTripError(Exception):
+class MultiRoundTripError(ElicitkitError):
     """A multi-round-trip exchange could not go on (raised locally; never a server's error)."""
 
 

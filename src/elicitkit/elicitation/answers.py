@@ -12,12 +12,18 @@ per schema, cached with the validator) that knows exactly those keywords and say
 "valid" or "not sure"; "not sure" (and any schema with a keyword it does not know) goes to
 ``jsonschema``, which has the last word and writes the error messages. The fast check is
 never more lenient than ``jsonschema``: it accepts a subset of what ``jsonschema`` accepts.
+
+Nothing here may stall or crash on hostile input, since either side's schema or answer can
+come from the other: ``pattern`` runs on RE2 (linear time, see :mod:`.patterns`) within a
+work budget per check, ``email`` is checked without a regular expression, and any failure of
+the evaluation itself (a schema that cannot be evaluated) is an :class:`InvalidAnswer`, never
+another exception.
 """
 
 from __future__ import annotations
 
-import re
 from collections import OrderedDict
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -27,6 +33,7 @@ from jsonschema.validators import extend
 from referencing import Registry
 
 from elicitkit.elicitation.errors import InvalidAnswer
+from elicitkit.elicitation.patterns import UnsupportedPattern, compile_pattern, found_in
 from elicitkit.elicitation.results import (
     AcceptedElicitation,
     CancelledElicitation,
@@ -34,20 +41,61 @@ from elicitkit.elicitation.results import (
     ElicitationResult,
 )
 
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+# Characters x program size a single ``pattern`` check may cost: RE2 is linear in the text, but
+# a pattern whose DFA blows up falls back to an NFA costing about 15 ns per character per
+# program instruction; this budget keeps the worst case near 0.25 s per check.
+PATTERN_WORK_LIMIT = 16_000_000
+_REPR_CHARS = 200  # longest quoted value in a problem (answers can be megabytes)
 
 
 def _is_int(_: Any, value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def pattern_fits(program: Any, text: str) -> bool:
+    """True when ``program`` (compiled) matches somewhere in ``text``; raises if over the work budget."""
+    if len(text) * program.programsize > PATTERN_WORK_LIMIT:
+        raise UnsupportedPattern(f"a value of {len(text)} characters is too long to check against this pattern")
+    return found_in(program, text)
+
+
+def _pattern_keyword(validator: Any, pattern: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    """jsonschema's ``pattern``, on RE2 within the work budget (Python's ``re`` backtracks)."""
+    if not validator.is_type(instance, "string"):
+        return
+    try:
+        matched = pattern_fits(compile_pattern(pattern), instance)
+    except (UnsupportedPattern, TypeError) as exc:
+        yield ValidationError(f"cannot be checked against pattern {_short(pattern)}: {exc}")
+        return
+    if not matched:
+        yield ValidationError(f"{_short(instance)} does not match {_short(pattern)}")
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= _REPR_CHARS else text[: _REPR_CHARS - 5] + "...'" + f" ({len(text)} chars)"
+
+
 _TYPES = Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_int)
-_StrictValidator = extend(Draft202012Validator, type_checker=_TYPES)  # type: ignore[no-untyped-call]
+_StrictValidator = extend(  # type: ignore[no-untyped-call]
+    Draft202012Validator, validators={"pattern": _pattern_keyword}, type_checker=_TYPES
+)
 _FORMATS = FormatChecker(["date", "date-time", "uri", "email"])
 
 
 def _email(value: object) -> bool:
-    return not isinstance(value, str) or bool(_EMAIL.match(value))
+    """``local@domain.tld``: one ``@``, no whitespace, a dot inside the domain (linear, no regex).
+
+    The regex this replaces, ``^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$``, backtracked quadratically on a
+    domain full of dots: 16,000 characters took 4.9 s.
+    """
+    if not isinstance(value, str):
+        return True
+    local, at, domain = value.partition("@")
+    if not at or not local or "@" in domain or value.split(maxsplit=1) != [value]:
+        return False
+    return "." in domain[1:-1]
 
 
 _FORMATS.checks("email")(_email)  # stricter than jsonschema's "contains an @"
@@ -163,10 +211,13 @@ def _fast_property(prop: Any) -> Check | None:
             checks.append(lambda v, n=high: len(v) <= n)
         if "pattern" in prop:
             try:
-                compiled = re.compile(prop["pattern"])
-            except (TypeError, re.error):
-                return None
-            checks.append(lambda v, rx=compiled: rx.search(v) is not None)
+                compiled = compile_pattern(prop["pattern"])
+            except (TypeError, UnsupportedPattern):
+                return None  # jsonschema's pattern keyword says why
+            program_size = compiled.programsize
+            checks.append(
+                lambda v, rx=compiled, size=program_size: len(v) * size <= PATTERN_WORK_LIMIT and found_in(rx, v)
+            )
         if "format" in prop:
             fmt = prop["format"]
             if not isinstance(fmt, str):
@@ -261,36 +312,50 @@ def _describe(error: ValidationError) -> tuple[str | None, str]:
         schema: Any = error.schema
         instance: Any = error.instance
         extra = sorted(set(instance) - set(schema.get("properties", {})))
-        return (extra[0] if len(extra) == 1 else None), f"unknown field(s): {', '.join(extra)}"
+        shown = ", ".join(extra) if len(extra) <= 20 else ", ".join(extra[:20]) + f" (+{len(extra) - 20} more)"
+        return (extra[0] if len(extra) == 1 else None), f"unknown field(s): {shown}"
     if error.validator == "required":
         missing = error.message.split("'")[1] if "'" in error.message else error.message
         return missing, "required field is missing"
     if error.validator == "type":
         expected = error.validator_value
-        return field, f"expected {expected}, got {type(error.instance).__name__} {error.instance!r}"
+        return field, f"expected {expected}, got {type(error.instance).__name__} {_short(error.instance)}"
     if error.validator in ("oneOf", "anyOf"):
-        return field, f"{error.instance!r} is not one of the offered choices"
-    return field, error.message
+        return field, f"{_short(error.instance)} is not one of the offered choices"
+    message = error.message
+    return field, message if len(message) <= 2 * _REPR_CHARS else message[: 2 * _REPR_CHARS] + "..."
+
+
+def _unevaluable(exc: BaseException) -> InvalidAnswer:
+    """The answer cannot be judged because the schema cannot be evaluated (it never passed the gate)."""
+    return InvalidAnswer([(None, f"the requested schema cannot be evaluated ({type(exc).__name__})")])
 
 
 def apply_defaults(schema: dict[str, Any], content: dict[str, Any]) -> dict[str, Any]:
     """``content`` with every omitted field that has a schema default filled in (SEP-1034)."""
     filled = dict(content)
-    for name, prop in schema.get("properties", {}).items():
-        if name not in filled and isinstance(prop, dict) and "default" in prop:
-            filled[name] = prop["default"]
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if isinstance(properties, dict):
+        for name, prop in properties.items():
+            if name not in filled and isinstance(prop, dict) and "default" in prop:
+                filled[name] = prop["default"]
     return filled
 
 
 def validate_answer(schema: dict[str, Any], content: Any, *, fill_defaults: bool = True) -> dict[str, Any]:
-    """The accepted form content, defaults applied and checked; raises :class:`InvalidAnswer`."""
+    """The accepted form content, defaults applied and checked; raises :class:`InvalidAnswer` only."""
     if not isinstance(content, dict):
         raise InvalidAnswer([(None, f"content must be an object, got {type(content).__name__}")], content)
+    if not isinstance(schema, dict):
+        raise InvalidAnswer([(None, "the requested schema is not an object")], content)
     answer: dict[str, Any] = apply_defaults(schema, content) if fill_defaults else content
-    validator, fast = _compiled(schema)
-    if fast is not None and fast(answer):
-        return answer
-    errors = sorted(validator.iter_errors(answer), key=lambda e: list(e.absolute_path))
+    try:
+        validator, fast = _compiled(schema)
+        if fast is not None and fast(answer):
+            return answer
+        errors = sorted(validator.iter_errors(answer), key=lambda e: [str(p) for p in e.absolute_path])
+    except Exception as exc:  # a schema jsonschema cannot evaluate ($ref to nowhere, odd values...)
+        raise _unevaluable(exc) from exc
     if errors:
         raise InvalidAnswer([_describe(e) for e in errors], answer)
     return answer
@@ -299,7 +364,10 @@ def validate_answer(schema: dict[str, Any], content: Any, *, fill_defaults: bool
 def field_problems(prop: dict[str, Any], value: Any) -> list[str]:
     """Why ``value`` does not fit one property schema (used to check defaults)."""
     schema = {"type": "object", "properties": {"v": prop}, "required": ["v"]}
-    return [e.message for e in _validator(schema).iter_errors({"v": value})]
+    try:
+        return [e.message for e in _validator(schema).iter_errors({"v": value})]
+    except Exception as exc:
+        return [_unevaluable(exc).reason]
 
 
 def parse_result(raw: Any, *, mode: str, schema: dict[str, Any] | None = None) -> ElicitationResult[Any]:

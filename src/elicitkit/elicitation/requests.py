@@ -14,7 +14,7 @@ from enum import StrEnum
 from typing import Any
 from urllib.parse import urlsplit
 
-from elicitkit.elicitation.errors import SchemaError
+from elicitkit.elicitation.errors import ElicitationError, SchemaError
 from elicitkit.elicitation.schema import check_schema, for_version
 from elicitkit.protocol.versions import LATEST_LEGACY, is_modern, supports_url_elicitation
 
@@ -51,11 +51,15 @@ class FormRequest:
         return ElicitationMode.FORM
 
     def to_params(self, version: str = LATEST_LEGACY) -> dict[str, Any]:
-        """``elicitation/create`` params for a client speaking ``version`` (gated for it)."""
-        params: dict[str, Any] = {
-            "message": self.message,
-            "requestedSchema": for_version(self.requested_schema, version),
-        }
+        """``elicitation/create`` params for a client speaking ``version`` (gated for it).
+
+        A root ``title`` / ``description`` (what :func:`create_form_request` puts there for
+        elicitkit's own handlers) is left out: the spec's ``requestedSchema`` root has neither.
+        """
+        schema = self.requested_schema
+        if "title" in schema or "description" in schema:
+            schema = {k: v for k, v in schema.items() if k not in _ROOT_ANNOTATIONS}
+        params: dict[str, Any] = {"message": self.message, "requestedSchema": for_version(schema, version)}
         if supports_url_elicitation(version):
             params["mode"] = "form"
         return params
@@ -107,7 +111,10 @@ class UrlRequest:
 ElicitRequest = FormRequest | UrlRequest
 
 
-class InvalidRequest(ValueError):
+_ROOT_ANNOTATIONS = ("title", "description")
+
+
+class InvalidRequest(ElicitationError, ValueError):
     """Incoming ``elicitation/create`` params that are not a valid question."""
 
 
@@ -134,6 +141,8 @@ def parse_request(params: Any, *, version: str = LATEST_LEGACY, origin: Origin |
         check_schema(schema, version, strict=False)
     except SchemaError as exc:
         raise InvalidRequest(str(exc)) from None
+    except Exception as exc:  # never let a hostile schema surface as an internal error (-32603)
+        raise InvalidRequest(f"invalid elicitation schema: it cannot be checked ({type(exc).__name__})") from None
     assert isinstance(schema, dict)
     return FormRequest(message, schema, origin)
 
@@ -151,13 +160,17 @@ def create_form_request(
     required: list[str] | None = None,
     title: str | None = None,
 ) -> FormRequest:
-    """Build a form question from property schemas; the schema gate runs here."""
+    """Build a form question from property schemas; the schema gate runs here.
+
+    ``title`` is shown by elicitkit's handlers when they are handed the request directly; it is
+    never sent (:meth:`FormRequest.to_params` leaves it out: the spec's schema root has no title).
+    """
     schema: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
         schema["required"] = list(required)
+    check_schema(schema)
     if title:
         schema["title"] = title
-    check_schema(schema)
     return FormRequest(message, schema)
 
 

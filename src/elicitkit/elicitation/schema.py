@@ -27,43 +27,127 @@ from pydantic.fields import FieldInfo
 from elicitkit._typing import unwrap_annotated
 from elicitkit.elicitation.enums import LEGACY_ENUM_NAMES, Format, TitledEnum, Titles, options_of, titled_options
 from elicitkit.elicitation.errors import SchemaError
+from elicitkit.elicitation.patterns import pattern_problem
 from elicitkit.protocol.versions import LATEST_LEGACY, has_legacy_enum_shape_only
 
 FORMATS = frozenset({"email", "uri", "date", "date-time"})
 SCALAR_FIELD = "value"
 
-# Keywords that make a schema structurally richer than a flat form: refused in every mode.
-_STRUCTURAL = frozenset(
+# ----------------------------------------------------------------------------- the subset
+#
+# Every keyword, decided from the spec's own schema (schema/<version>/schema.ts, the
+# ``ElicitRequest`` ``requestedSchema`` type and ``PrimitiveSchemaDefinition``). Eras: "2025-06-18"
+# (and the versions before it, which had no elicitation) and "2025-11-25" (also 2026-07-28 and
+# the draft, whose definitions are identical). "strict" is the server's gate, "lenient" the
+# client's; a "-" is refused, naming the keyword.
+#
+# ==========================  ==========  ==========  ===================================
+# where / keyword             2025-06-18  2025-11-25  lenient (client) adds
+# ==========================  ==========  ==========  ===================================
+# root type ("object")        yes         yes
+# root properties, required   yes         yes
+# root $schema (string)       -           yes
+# root title, description     -           -           annotations (see below)
+# string: type, title,        yes         yes
+#   description, minLength,
+#   maxLength, format (email,
+#   uri, date, date-time)
+# string: default             -           yes
+# string: pattern             -           -           yes, if RE2 can run it (.patterns)
+# number/integer: type,       yes         yes
+#   title, description,
+#   minimum, maximum
+# number/integer: default     -           yes
+# number: exclusiveMinimum,   -           -           yes (numbers)
+#   exclusiveMaximum
+# boolean: type, title,       yes         yes
+#   description, default
+# enum: type, title,          yes         yes
+#   description, enum,
+#   enumNames
+# enum: default               -           yes
+# titled single: type,        -           yes
+#   title, description,
+#   oneOf [{const, title}],
+#   default
+# multi: type "array",        -           yes         uniqueItems (boolean)
+#   title, description,
+#   minItems, maxItems,
+#   items, default
+# multi items (untitled)      -           exactly {type: "string", enum}
+# multi items (titled)        -           exactly {anyOf: [{const, title}]}
+# oneOf/anyOf option          -           exactly {const, title}
+# every other JSON Schema     -           -           - (pattern, minLength, $ref, not...
+#   keyword, anywhere                                   inside items are refused too)
+# ==========================  ==========  ==========  ===================================
+#
+# "Annotations" the lenient gate tolerates anywhere (fields, items, options, root): title,
+# description, examples, deprecated, readOnly, writeOnly, $comment, and any key that is not a
+# JSON Schema keyword and does not start with "$" (``x-foo``, ``placeholder``...). Beyond the
+# spec, the gate also refuses what cannot mean anything: empty or duplicate enums, enumNames
+# of the wrong length, negative lengths, a minimum above its maximum, a default that does not
+# fit its field, a required name with no property.
+
+# Every JSON Schema keyword (2020-12 and draft-07 spellings): these are refused where the table
+# above does not allow them, in both modes, since the validator would act on them.
+_JSON_SCHEMA_KEYWORDS = frozenset(
     {
-        "$ref",
-        "$defs",
-        "definitions",
-        "allOf",
-        "not",
-        "if",
-        "then",
-        "else",
-        "additionalProperties",
-        "patternProperties",
-        "dependentSchemas",
-        "dependentRequired",
-        "prefixItems",
-        "contains",
-        "unevaluatedProperties",
-        "unevaluatedItems",
-        "const",
+        "$id", "$schema", "$ref", "$anchor", "$dynamicRef", "$dynamicAnchor", "$recursiveRef",
+        "$recursiveAnchor", "$vocabulary", "$comment", "$defs", "definitions",
+        "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas", "dependencies",
+        "prefixItems", "items", "additionalItems", "contains", "properties", "patternProperties",
+        "additionalProperties", "propertyNames", "unevaluatedItems", "unevaluatedProperties",
+        "type", "enum", "const", "multipleOf", "maximum", "exclusiveMaximum", "minimum",
+        "exclusiveMinimum", "maxLength", "minLength", "pattern", "maxItems", "minItems",
+        "uniqueItems", "maxContains", "minContains", "maxProperties", "minProperties", "required",
+        "dependentRequired", "format", "contentEncoding", "contentMediaType", "contentSchema",
+        "title", "description", "default", "deprecated", "readOnly", "writeOnly", "examples",
     }
+)  # fmt: skip
+_LENIENT_ANNOTATIONS = frozenset(
+    {"title", "description", "examples", "deprecated", "readOnly", "writeOnly", "$comment"}
 )
-_ANNOTATIONS = frozenset({"title", "description"})
-_ALLOWED = {
-    "string": _ANNOTATIONS | {"type", "minLength", "maxLength", "format", "pattern", "default"},
-    "enum": _ANNOTATIONS | {"type", "enum", "enumNames", "default"},
-    "titled": _ANNOTATIONS | {"type", "oneOf", "default"},
-    "number": _ANNOTATIONS | {"type", "minimum", "maximum", "default"},
-    "boolean": _ANNOTATIONS | {"type", "default"},
-    "multi": _ANNOTATIONS | {"type", "items", "minItems", "maxItems", "default"},
+
+_COMMON = frozenset({"type", "title", "description"})
+_SPEC_2025_06_18 = {
+    "string": _COMMON | {"minLength", "maxLength", "format"},
+    "number": _COMMON | {"minimum", "maximum"},
+    "boolean": _COMMON | {"default"},
+    "enum": _COMMON | {"enum", "enumNames"},
+    "titled": _COMMON,  # the shape itself is refused for this era (with its own message)
+    "multi": _COMMON,
 }
-_TOP = frozenset({"type", "properties", "required", "$schema", "title", "description"})
+_SPEC_2025_11_25 = {
+    "string": _COMMON | {"minLength", "maxLength", "format", "default"},
+    "number": _COMMON | {"minimum", "maximum", "default"},
+    "boolean": _COMMON | {"default"},
+    "enum": _COMMON | {"enum", "enumNames", "default"},
+    "titled": _COMMON | {"oneOf", "default"},
+    "multi": _COMMON | {"items", "minItems", "maxItems", "default"},
+}
+_LENIENT_EXTRA = {
+    "string": frozenset({"pattern"}),
+    "number": frozenset({"exclusiveMinimum", "exclusiveMaximum"}),
+    "boolean": frozenset(),
+    "enum": frozenset(),
+    "titled": frozenset(),
+    "multi": frozenset({"uniqueItems"}),
+}
+_ROOT_2025_06_18 = frozenset({"type", "properties", "required"})
+_ROOT_2025_11_25 = _ROOT_2025_06_18 | {"$schema"}
+_UNTITLED_ITEMS = frozenset({"type", "enum"})
+_TITLED_ITEMS = frozenset({"anyOf"})
+_OPTION = frozenset({"const", "title"})
+
+
+def _tolerated(key: str) -> bool:
+    """A key the lenient gate lets through anywhere: an annotation, or no JSON Schema keyword at all."""
+    return key in _LENIENT_ANNOTATIONS or (key not in _JSON_SCHEMA_KEYWORDS and not key.startswith("$"))
+
+
+def _unknown(keys: Any, allowed: frozenset[str], strict: bool) -> list[str]:
+    """The keys of a schema object outside ``allowed`` (lenient: outside it and not tolerated)."""
+    return [key for key in keys if key not in allowed and (strict or not isinstance(key, str) or not _tolerated(key))]
 
 
 # ----------------------------------------------------------------------------- the gate
@@ -76,8 +160,10 @@ _VERDICTS_SIZE = 512
 def check_schema(schema: Any, version: str = LATEST_LEGACY, *, strict: bool = True) -> None:
     """Raise :class:`SchemaError` naming every field outside the subset for ``version``.
 
-    ``strict`` (servers) refuses unknown keywords too; clients pass ``strict=False`` to tolerate
-    harmless annotations (``x-...``, ``examples``) while still refusing anything structural.
+    ``strict`` (servers) allows exactly the spec's keywords; clients pass ``strict=False`` to
+    tolerate harmless annotations (``x-...``, ``examples``) and a few safe assertions servers
+    built on other SDKs send (``pattern``), still refusing anything structural. The table at the
+    top of this module says which keyword is allowed where, in each era.
 
     A schema is judged once per version and strictness: the verdict is kept (for the last 512
     schemas, keyed by their canonical JSON), since the same form is asked again and again.
@@ -115,11 +201,15 @@ def _check_schema(schema: Any, version: str, strict: bool) -> None:
     properties = schema.get("properties")
     if not isinstance(properties, dict):
         raise SchemaError([*problems, (None, "requestedSchema.properties must be an object")])
-    for key in schema:
-        if key in _STRUCTURAL or (strict and key not in _TOP):
+    legacy = has_legacy_enum_shape_only(version)
+    root = _ROOT_2025_06_18 if legacy else _ROOT_2025_11_25
+    for key in _unknown(schema, root, strict):
+        if key == "$schema":
+            problems.append((None, f"$schema is not part of the {version} requested schema"))
+        else:
             problems.append((None, f"keyword {key!r} is not allowed at the top of a requested schema"))
-    if "$schema" in schema and has_legacy_enum_shape_only(version):
-        problems.append((None, f"$schema is not part of the {version} requested schema"))
+    if "$schema" in schema and not legacy and not isinstance(schema["$schema"], str):
+        problems.append((None, "$schema must be a string"))
     required = schema.get("required", [])
     if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
         problems.append((None, "required must be a list of property names"))
@@ -128,6 +218,9 @@ def _check_schema(schema: Any, version: str, strict: bool) -> None:
             if name not in properties:
                 problems.append((name, "listed as required but not defined in properties"))
     for name, prop in properties.items():
+        if not isinstance(name, str):
+            problems.append((None, f"property name {name!r} is not a string"))
+            continue
         problems.extend((name, reason) for reason in _check_property(prop, version, strict))
     if problems:
         raise SchemaError(problems)
@@ -162,24 +255,34 @@ def _check_property(prop: Any, version: str, strict: bool) -> list[str]:
             return ["$ref is not allowed; an elicitation form is flat and self-contained"]
         return [f"type {kind_name!r} is not one of string, number, integer, boolean, or a string-choice array"]
     problems: list[str] = []
-    for key in prop:
-        if key in _STRUCTURAL or key == "properties" or (key == "anyOf" and kind != "multi"):
-            problems.append(f"keyword {key!r} is not allowed in a form field")
-        elif key not in _ALLOWED[kind] and (strict or key in ("items", "oneOf", "enum")):
+    legacy = has_legacy_enum_shape_only(version)
+    allowed = (_SPEC_2025_06_18 if legacy else _SPEC_2025_11_25)[kind]
+    if not strict:
+        allowed = allowed | _LENIENT_EXTRA[kind]
+    for key in _unknown(prop, allowed, strict):
+        if key == "default" and legacy:
+            problems.append(f"default on a {kind} field needs 2025-11-25; this client speaks {version}")
+        elif kind in ("titled", "multi") and legacy and key in ("oneOf", "items", "minItems", "maxItems"):
+            continue  # the shape itself is refused below
+        elif key in _SPEC_2025_11_25[kind] or key in _LENIENT_EXTRA[kind] or key in _JSON_SCHEMA_KEYWORDS:
             problems.append(f"keyword {key!r} is not allowed on a {kind} field")
+        else:
+            problems.append(f"keyword {key!r} is not allowed on a {kind} field (not part of the spec's subset)")
     for key in ("title", "description"):
         if key in prop and not isinstance(prop[key], str):
             problems.append(f"{key} must be a string")
-    legacy = has_legacy_enum_shape_only(version)
     if kind == "string":
         fmt = prop.get("format")
         if fmt is not None and fmt not in FORMATS:
             problems.append(f"format {fmt!r} is not one of {', '.join(sorted(FORMATS))}")
         problems.extend(_bounds(prop, "minLength", "maxLength", integer=True))
-        if "pattern" in prop and not isinstance(prop["pattern"], str):
-            problems.append("pattern must be a string")
+        if "pattern" in prop and "pattern" in allowed:
+            reason = pattern_problem(prop["pattern"])
+            if reason is not None:
+                problems.append(reason)
     elif kind == "number":
         problems.extend(_bounds(prop, "minimum", "maximum", integer=False))
+        problems.extend(_bounds(prop, "exclusiveMinimum", "exclusiveMaximum", integer=False))
     elif kind == "enum":
         problems.extend(_string_list(prop.get("enum"), "enum"))
         names = prop.get("enumNames")
@@ -190,28 +293,32 @@ def _check_property(prop: Any, version: str, strict: bool) -> list[str]:
     elif kind == "titled":
         if legacy:
             problems.append(f"titled single-select (oneOf) needs 2025-11-25; this client speaks {version}")
-        problems.extend(_titled(prop.get("oneOf"), "oneOf"))
+        problems.extend(_titled(prop.get("oneOf"), "oneOf", strict))
     elif kind == "multi":
         if legacy:
             problems.append(f"multi-select needs 2025-11-25; this client speaks {version}")
-        items = prop.get("items")
-        if not isinstance(items, dict):
-            problems.append("a multi-select needs an items object")
-        elif "anyOf" in items:
-            problems.extend(_titled(items.get("anyOf"), "items.anyOf"))
-        elif items.get("type") == "string" and "enum" in items:
-            problems.extend(_string_list(items.get("enum"), "items.enum"))
-        else:
-            problems.append(
-                "arrays are only allowed as multi-selects: items must be a string enum or anyOf const/title"
-            )
+        problems.extend(_items(prop.get("items"), strict))
         problems.extend(_bounds(prop, "minItems", "maxItems", integer=True))
-    if "default" in prop:
-        if legacy and kind != "boolean":
-            problems.append(f"default on a {kind} field needs 2025-11-25; this client speaks {version}")
-        elif not problems:
-            problems.extend(_check_default(prop))
+        if "uniqueItems" in prop and not isinstance(prop["uniqueItems"], bool):
+            problems.append("uniqueItems must be a boolean")
+    if "default" in prop and not problems:
+        problems.extend(_check_default(prop))
     return problems
+
+
+def _items(items: Any, strict: bool) -> list[str]:
+    """A multi-select's ``items``: exactly a string enum or an ``anyOf`` of options, nothing else."""
+    if not isinstance(items, dict):
+        return ["a multi-select needs an items object"]
+    if "anyOf" in items:
+        extra = _unknown(items, _TITLED_ITEMS, strict)
+        problems = [f"keyword {key!r} is not allowed in a titled multi-select's items" for key in extra]
+        return problems + _titled(items.get("anyOf"), "items.anyOf", strict)
+    if items.get("type") == "string" and "enum" in items:
+        extra = _unknown(items, _UNTITLED_ITEMS, strict)
+        problems = [f"keyword {key!r} is not allowed in a multi-select's items" for key in extra]
+        return problems + _string_list(items.get("enum"), "items.enum")
+    return ["arrays are only allowed as multi-selects: items must be a string enum or anyOf const/title"]
 
 
 def _bounds(prop: dict[str, Any], low: str, high: str, *, integer: bool) -> list[str]:
@@ -239,7 +346,7 @@ def _string_list(value: Any, where: str) -> list[str]:
     return []
 
 
-def _titled(value: Any, where: str) -> list[str]:
+def _titled(value: Any, where: str, strict: bool = True) -> list[str]:
     if not isinstance(value, list) or not value:
         return [f"{where} must be a non-empty list of {{const, title}} options"]
     for option in value:
@@ -249,8 +356,12 @@ def _titled(value: Any, where: str) -> list[str]:
             or not isinstance(option.get("title"), str)
         ):
             return [f"every {where} option needs a string const and a string title"]
-        if set(option) - {"const", "title", "description"}:
-            return [f"{where} options may only hold const and title"]
+        extra = _unknown(option, _OPTION, strict)
+        if extra:
+            return [f"{where} options may only hold const and title, not {', '.join(map(repr, extra))}"]
+    consts = [option["const"] for option in value]
+    if len(set(consts)) != len(consts):
+        return [f"{where} has duplicate const values"]
     return []
 
 
@@ -485,8 +596,10 @@ def _apply_constraint(prop: dict[str, Any], constraint: Any) -> None:
         raise _FieldProblem("exclusive bounds (gt/lt) are not in the elicitation subset; use ge/le")
     elif isinstance(constraint, at.MultipleOf):
         raise _FieldProblem("multiple_of is not in the elicitation subset")
-    elif hasattr(constraint, "pattern") and getattr(constraint, "pattern", None) is not None and kind == "string":
-        prop["pattern"] = constraint.pattern
+    elif hasattr(constraint, "pattern") and getattr(constraint, "pattern", None) is not None:
+        raise _FieldProblem(
+            "pattern is not in the elicitation subset (no spec version has it); check the answer in the tool"
+        )
     elif type(constraint).__name__ == "_PydanticGeneralMetadata":
         unknown = {k: v for k, v in vars(constraint).items() if v is not None}
         if unknown:
@@ -499,8 +612,24 @@ def _is_model(schema: Any) -> bool:
     return isinstance(schema, type) and issubclass(schema, BaseModel)
 
 
-@functools.cache
 def form_for(schema: Any) -> Form:
+    """A gated :class:`Form` for a model, a scalar shorthand, or a hand-written ``requestedSchema`` dict.
+
+    Types are rendered once (cached per type); a dict is gated strictly on every call (the gate
+    keeps its verdict) and its answers stay dicts, as with :func:`form_from_schema`.
+    """
+    if isinstance(schema, dict):
+        return form_from_schema(schema)
+    try:
+        hash(schema)
+    except TypeError:
+        problem = f"a {type(schema).__name__} is not a schema: pass a pydantic model, a scalar type or a dict"
+        raise SchemaError([(None, problem)]) from None
+    return _form_for_type(schema)
+
+
+@functools.cache
+def _form_for_type(schema: Any) -> Form:
     """Render (once per type) a model or scalar shorthand into a gated :class:`Form`."""
     if _is_model(schema):
         model: type[BaseModel] = schema

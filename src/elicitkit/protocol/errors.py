@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from elicitkit.errors import ElicitkitError
+
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
@@ -44,7 +46,7 @@ ERROR_NAMES: dict[int, str] = {
 }
 
 
-class MCPError(Exception):
+class MCPError(ElicitkitError):
     """A JSON-RPC error: raised by handlers to answer with an error, raised to callers on error replies."""
 
     def __init__(self, code: int, message: str | None = None, data: Any = None) -> None:
@@ -93,7 +95,7 @@ class ConnectionClosed(MCPError):
         super().__init__(CONNECTION_CLOSED, detail)
 
 
-class LocalProtocolError(Exception):
+class LocalProtocolError(ElicitkitError):
     """This side tried to do something the protocol forbids (a bug in the caller, not the peer)."""
 
 

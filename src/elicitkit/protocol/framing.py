@@ -148,7 +148,7 @@ class SSEParser:
             if "\0" not in value:
                 self.last_event_id = value
                 self._id_seen = True
-        elif name == "retry" and value.isdigit():
+        elif name == "retry" and value.isascii() and value.isdigit():  # "\u00b2".isdigit() is true too
             self.retry = int(value)
             self._pending_retry = self.retry
         return None

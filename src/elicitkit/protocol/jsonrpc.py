@@ -12,6 +12,7 @@ from typing import Any, TypeAlias
 
 import orjson
 
+from elicitkit.errors import ElicitkitError
 from elicitkit.protocol.errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, MCPError
 
 RequestId: TypeAlias = "int | str"
@@ -66,7 +67,7 @@ class ErrorResponse:
 Message: TypeAlias = "Request | Notification | Response | ErrorResponse"
 
 
-class InvalidMessage(Exception):
+class InvalidMessage(ElicitkitError):
     """Incoming data that is not a valid message; ``reply`` is the error to send back, if any."""
 
     def __init__(self, error: MCPError, request_id: RequestId | None = None, *, reply: bool = True) -> None:
@@ -111,8 +112,8 @@ def parse(obj: Any) -> Message:
     request_id: RequestId | None = raw_id if valid_id(raw_id) else None
     if obj.get("jsonrpc") != "2.0":
         raise InvalidMessage(MCPError(INVALID_REQUEST, 'the "jsonrpc" member must be exactly "2.0"'), request_id)
-    method = obj.get("method")
-    if method is not None:
+    if "method" in obj:  # a request or notification, even with a null method (JSON-RPC wants -32600 then)
+        method = obj["method"]
         if not isinstance(method, str) or not method:
             raise InvalidMessage(MCPError(INVALID_REQUEST, '"method" must be a non-empty string'), request_id)
         params = obj.get("params")

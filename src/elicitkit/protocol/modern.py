@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from elicitkit.errors import ElicitkitError
 from elicitkit.protocol.errors import (
     HEADER_MISMATCH,
     INVALID_PARAMS,
@@ -201,7 +202,7 @@ def header_matches(raw: str | None, expected: Any) -> bool:
     return value == str(expected)
 
 
-class InvalidToolHeaders(ValueError):
+class InvalidToolHeaders(ElicitkitError, ValueError):
     """A tool's ``x-mcp-header`` annotations break the rules; clients drop such tools."""
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final, Literal, TypeAlias
 
+from elicitkit.errors import TaskError
 from elicitkit.protocol.errors import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, MCPError
 from elicitkit.protocol.subscriptions import SUBSCRIPTION_ID_META, ListenFilter
 
@@ -107,7 +108,7 @@ def is_terminal(status: str) -> bool:
     return status in TERMINAL
 
 
-class InvalidTransition(ValueError):
+class InvalidTransition(TaskError, ValueError):
     """A bug in the caller: a terminal task changed, or a status that does not exist."""
 
 

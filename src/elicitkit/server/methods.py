@@ -278,10 +278,16 @@ async def complete(server: Server, scope: RequestScope) -> JSON:
     argument = scope.params.get("argument")
     if not isinstance(ref, dict) or not isinstance(argument, dict):
         raise MCPError(INVALID_PARAMS, "completion/complete needs ref and argument objects")
+    name, value = argument.get("name"), argument.get("value", "")
+    if not isinstance(name, str) or not isinstance(value, str):
+        raise MCPError(INVALID_PARAMS, "completion/complete needs a string argument.name and argument.value")
+    context = scope.params.get("context")
+    context_args = (context.get("arguments") if isinstance(context, dict) else context) or {}
+    if not isinstance(context_args, dict) or not all(isinstance(v, str) for v in context_args.values()):
+        raise MCPError(INVALID_PARAMS, "completion/complete context must be {arguments: {name: string}}")
     values: list[str] = []
     if server.completion_fn is not None:
-        context_args = (scope.params.get("context") or {}).get("arguments") or {}
-        outcome = server.completion_fn(ref, argument.get("name"), argument.get("value", ""), context_args)
+        outcome = server.completion_fn(ref, name, value, context_args)
         if inspect.isawaitable(outcome):
             outcome = await outcome
         values = [str(v) for v in (outcome or [])]

@@ -109,6 +109,8 @@ class Elicit(Generic[T]):
             raise TypeError(f"Elicit(): the message must be a string, not {type(message).__name__}")
         if max_attempts < 1:
             raise ValueError("Elicit(): max_attempts must be at least 1")
+        if isinstance(schema, dict):  # Elicit[M] types its answer: a model or a type, not a dict schema
+            raise SchemaError([(None, "Elicit() takes a pydantic model or a scalar type; ask a dict with ctx.elicit")])
         try:
             form = form_for(schema)
         except SchemaError:

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from pydantic.fields import FieldInfo
 
 from elicitkit._typing import unwrap_annotated
+from elicitkit.errors import ElicitkitError
 from elicitkit.server.content import CONTENT_TYPES, to_content, to_json_text
 from elicitkit.server.docstrings import describe
 
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from elicitkit.server.resolvers import ResolverGraph
 
 
-class ToolError(Exception):
+class ToolError(ElicitkitError):
     """Raise inside a tool to answer with ``isError: true`` and this message."""
 
 

@@ -13,11 +13,13 @@ from urllib.parse import parse_qsl, unquote
 import uri_template
 from uri_template import expansions as ex
 
+from elicitkit.errors import ElicitkitError
+
 # Characters an unreserved (simple) expansion can never produce unencoded.
 _SIMPLE = r"[^/?#&,]*"
 
 
-class InvalidTemplate(ValueError):
+class InvalidTemplate(ElicitkitError, ValueError):
     """The template is not valid RFC 6570."""
 
 

@@ -16,6 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from elicitkit.errors import ElicitkitError
+
 KEY_BYTES = 32
 ENV_VAR = "ELICITKIT_STATE_KEYS"
 
@@ -23,7 +25,7 @@ _LABEL = b"elicitkit/requestState/"
 _B64URL = re.compile(r"[A-Za-z0-9_-]*")
 
 
-class KeyRingError(ValueError):
+class KeyRingError(ElicitkitError, ValueError):
     """A key could not be used; the message says which one and why, never its value."""
 
 

@@ -33,6 +33,7 @@ import orjson
 from cryptography.exceptions import InvalidTag
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from elicitkit.errors import ElicitkitError
 from elicitkit.protocol.errors import INVALID_PARAMS, MCPError
 from elicitkit.protocol.modern import NAME_PARAM, RESERVED_PARAMS
 from elicitkit.server.rounds.keys import KeyRing, b64decode, b64encode, load_keyring
@@ -104,7 +105,10 @@ def digest_arguments(arguments: Mapping[str, Any] | None) -> str:
     ``_meta``, ``inputResponses`` and ``requestState`` are dropped: they change every round.
     """
     salient = {} if arguments is None else {k: v for k, v in arguments.items() if k not in RESERVED_PARAMS}
-    return hashlib.sha256(canonical_json(salient)).hexdigest()
+    try:
+        return hashlib.sha256(canonical_json(salient)).hexdigest()
+    except RecursionError:  # ~1,000 levels: the peer's mistake, not ours (issue 12 #12)
+        raise MCPError(INVALID_PARAMS, "arguments nest too deeply to be bound to a requestState") from None
 
 
 def fingerprint_question(question: Any) -> str:
@@ -215,7 +219,7 @@ class SealedState(BaseModel):
 # -- errors -------------------------------------------------------------------------------
 
 
-class InvalidRequestState(Exception):
+class InvalidRequestState(ElicitkitError):
     """Any failure to open a state. ``str()`` is the public message; log ``reason``.
 
     One type and one wire message for every cause, so a client learns nothing about which

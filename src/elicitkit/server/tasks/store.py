@@ -30,6 +30,7 @@ from typing import Any, Literal, Self, TypeVar
 
 import orjson
 
+from elicitkit.errors import TaskError
 from elicitkit.protocol.tasks import TERMINAL, WORKING, TaskView
 
 __all__ = [
@@ -187,7 +188,7 @@ def record_from_json(data: bytes | str, version: int) -> TaskRecord:
     )
 
 
-class TaskExists(Exception):
+class TaskExists(TaskError):
     """``create`` was given an id that is already taken (ids must be fresh and unguessable)."""
 
 

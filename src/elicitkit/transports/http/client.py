@@ -22,10 +22,10 @@ import anyio
 import orjson
 from anyio.abc import TaskGroup
 
-from elicitkit.peer import Send
 from elicitkit.protocol.errors import CONNECTION_CLOSED, MCPError
 from elicitkit.protocol.framing import SSEParser
 from elicitkit.protocol.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, JSON, ErrorResponse, RequestId, encode
+from elicitkit.runtime.contract import Send
 from elicitkit.transports.base import Feed, OnClose
 
 logger = logging.getLogger("elicitkit.http.client")

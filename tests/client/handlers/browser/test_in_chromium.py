@@ -956,12 +956,26 @@ class DeleteIt(BaseModel):
     ok: Annotated[bool, Field(title="Delete the old backups?", description="They are 3 years old.")]
 
 
-class Code(BaseModel):
-    code: Annotated[
-        str,
-        Field(pattern=r"^[A-Z]{3}-\d{3}$", title="Booking code", description="Three capitals, a dash, three digits"),
-    ]
-    day: Annotated[datetime.date, Field(title="Day")]
+# elicitkit's server gate refuses ``pattern`` (no spec version has it), but other servers send
+# one and the client must still help the person meet it: this question goes out raw.
+CODE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "code": {
+            "type": "string",
+            "title": "Booking code",
+            "description": "Three capitals, a dash, three digits",
+            "pattern": r"^[A-Z]{3}-\d{3}$",
+        },
+        "day": {"type": "string", "format": "date", "title": "Day"},
+    },
+    "required": ["code", "day"],
+}
+
+
+async def ask_code(ctx: Context, message: str) -> dict[str, Any]:
+    raw = await ctx.request_input("elicitation/create", {"message": message, "requestedSchema": CODE_SCHEMA})
+    return {"action": raw["action"], "data": raw.get("content") if raw["action"] == "accept" else None}
 
 
 def ux_server() -> MCPServer:
@@ -980,14 +994,14 @@ def ux_server() -> MCPServer:
     @server.tool()
     async def code(ctx: Context) -> dict[str, Any]:
         """A pattern with a description, and a date."""
-        return outcome(await ctx.elicit("Which booking?", Code))
+        return await ask_code(ctx, "Which booking?")
 
     @server.tool()
     async def wizard(ctx: Context) -> list[dict[str, Any]]:
         """Three questions in one call."""
         first = outcome(await ctx.elicit("Step one: who?", Name))
         second = outcome(await ctx.elicit("Step two: sure?", DeleteIt))
-        third = outcome(await ctx.elicit("Step three: which booking?", Code))
+        third = await ask_code(ctx, "Step three: which booking?")
         return [first, second, third]
 
     return server
