@@ -34,6 +34,7 @@ from elicitkit.protocol.errors import MCPError, RequestTimeout
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.protocol.modern import missing_capability
 from elicitkit.protocol.versions import LATEST_LEGACY, MODERN_2026, supports_url_elicitation
+from elicitkit.server import pages
 from elicitkit.server.pages import AnswerOnPage, caller_key, pages_of
 from elicitkit.server.rounds import round as rounds
 from elicitkit.server.rounds.round import InputRequired, InputRound
@@ -119,7 +120,7 @@ async def ask_form(
     server's :class:`~elicitkit.server.pages.PageOptions`): a client without form mode gets the
     page instead, and so does one that does not answer within ``deadline`` seconds.
     """
-    if via is not None or fallback is not None or deadline is not None or "form" not in request.elicitation_modes:
+    if via is not None or fallback is not None or deadline is not None or pages.any_fallback:
         return await _ask_with_fallback(request, message, form, timeout, max_attempts, key, via, fallback, deadline)
     version = _require_mode(request, "form")
     schema = form.schema_for(version)

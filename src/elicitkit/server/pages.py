@@ -156,14 +156,20 @@ class PageHost:
             await self._listener.stop()
 
 
+any_fallback = False
+"""Set once any server configures a page fallback or deadline: until then asking skips the ladder."""
+
 _HOSTS: weakref.WeakKeyDictionary[Any, PageHost] = weakref.WeakKeyDictionary()
 _SESSION_IDS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
 
 
 def configure_pages(server: Server, **options: Any) -> PageHost:
     """Set the server-wide fallback (:class:`PageOptions` fields) and get the server's pages."""
+    global any_fallback
     host = pages_of(server)
     host.options = PageOptions(**{**host.options.__dict__, **options})
+    if host.options.fallback != "error" or host.options.deadline is not None:
+        any_fallback = True
     return host
 
 
