@@ -322,3 +322,60 @@ async def test_over_stateless_http_an_anonymous_caller_gets_no_replayed_answer()
     async with serve_http_background(server) as handle, Client(handle.url, mode="modern") as client:
         result = await client.call_tool("book", {"day": "Friday"})
     assert result.is_error and "told apart" in result.text and outcomes == []
+
+
+async def test_behind_a_proxy_the_public_url_is_the_link_and_its_host_and_origin_are_accepted() -> None:
+    server, _ = build()
+    host = configure_pages(server, public_url="https://mcp.example.com/mcp")
+    app = host.mount("/mcp/ask/", "http://127.0.0.1:8000")
+    schema = {"type": "object", "properties": {"guests": {"type": "integer"}}, "required": ["guests"]}
+    q, url = await host.open("k", "Guests?", schema)
+    assert url == "https://mcp.example.com/mcp/ask/" + q.token
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="https://mcp.example.com") as http:
+        assert (await http.get(q.path)).status_code == 200
+        evil = await http.post(
+            q.path, data={"csrf": q.csrf, "action": "decline"}, headers={"Origin": "https://x.example"}
+        )
+        assert evil.status_code == 403
+        ok = await http.post(
+            q.path, data={"csrf": q.csrf, "action": "decline"}, headers={"Origin": "https://mcp.example.com"}
+        )
+        assert ok.status_code == 303
+    async with httpx.AsyncClient(transport=transport, base_url="http://evil.example") as http:
+        assert (await http.get(q.path)).status_code == 403
+    assert q.result is not None and q.result.action.value == "decline"
+
+
+async def test_pages_that_expired_unanswered_are_forgotten() -> None:
+    server, _ = build()
+    host = configure_pages(server, expires_in=0.05)
+    try:
+        schema = {"type": "object", "properties": {"guests": {"type": "integer"}}, "required": ["guests"]}
+        await host.open("old", "Guests?", schema)
+        await anyio.sleep(0.1)
+        await host.open("new", "Guests?", schema)
+        assert set(host.by_key) == {"new"} and host.take("old") is None
+    finally:
+        await host.aclose()
+
+
+async def test_over_http_a_client_that_never_answers_gets_the_link_after_the_deadline() -> None:
+    from elicitkit.transports.http.serve import serve_http_background
+
+    server, outcomes = build()
+
+    async def never(request: ElicitRequest) -> ElicitationResult[Any]:
+        await anyio.sleep(60)
+        raise AssertionError("unreachable")
+
+    async with (
+        serve_http_background(server) as handle,
+        Client(handle.url, elicitation_callback=never, elicitation_modes=("form",)) as client,
+    ):
+        first = await client.call_tool("book", {"day": "Monday"})
+        url = re.search(r"http://\S+/mcp/ask/[A-Za-z0-9_\-]+", first.text)
+        assert url is not None, first.text
+        await answer_page(url.group(0), {"f0": "7"})
+        second = await client.call_tool("book", {"day": "Monday"})
+    assert second.text == "booked 7 on Monday" and outcomes == ["accept"]

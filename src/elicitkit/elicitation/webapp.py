@@ -150,6 +150,7 @@ class FormApp:
         self.closed: OrderedDict[str, Question] = OrderedDict()
         self.prefix = prefix
         self.allow_host = allow_host
+        self.origins: set[str] = set()  # further Origins a POST may come from (a proxy's public one)
         self.host = ""  # the one Host header we answer to ("" while not listening: everything refused)
         self.origin = ""
 
@@ -308,7 +309,7 @@ class FormApp:
     def _check_post(self, request: Request) -> None:
         origin = request.headers.get("origin")
         own = self.origin if self.allow_host is None else f"{request.url.scheme}://{request.headers.get('host', '')}"
-        if origin is not None and origin != own:
+        if origin is not None and origin != own and origin not in self.origins:
             raise _Refused(403, "Refused", "A form on another site tried to answer this question.")
         site = request.headers.get("sec-fetch-site")
         if site is not None and site not in ("same-origin", "none"):

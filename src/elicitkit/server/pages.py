@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+import time
 import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -50,6 +51,7 @@ class PageOptions:
     fallback: str = "error"
     deadline: float | None = None
     expires_in: float = DEFAULT_EXPIRY
+    public_url: str | None = None  # HTTP: the base URL people reach the server at (behind a proxy, 0.0.0.0)
 
 
 class AnswerOnPage(UrlElicitationRequired):
@@ -94,13 +96,18 @@ class PageHost:
         reaches it. The app answers only to that ``Host`` (DNS rebinding), and a POST's
         ``Origin`` must be its own. Returns the ASGI app to route ``prefix`` to.
         """
-        authority = base_url.split("://", 1)[1].rstrip("/")
+        authority = base_url.split("://", 1)[1].split("/", 1)[0]
         hosts = {authority}
         if authority.startswith("127.0.0.1:"):
             hosts.add("localhost:" + authority.split(":", 1)[1])
+        if self.options.public_url is not None:  # behind a proxy: its Host, and its (https) Origin
+            public = _origin_of(self.options.public_url)
+            hosts.add(public.split("://", 1)[1])
+            self.app.origins = {public}
+            base_url = public
         self.app.prefix = prefix
         self.app.allow_host = hosts.__contains__
-        self._mounted = base_url.rstrip("/")
+        self._mounted = _origin_of(base_url)
         return self.app
 
     async def base_url(self) -> str:
@@ -119,6 +126,7 @@ class PageHost:
     async def open(self, key: str, message: str, schema: dict[str, Any]) -> tuple[Question, str]:
         """The page for question ``key`` (one caller, one call, one question): reused while open."""
         base = await self.base_url()
+        self._prune()
         question = self.by_key.get(key)
         if question is None or (question.result is None and question.token not in self.app.questions):
             question = self.app.open(
@@ -126,6 +134,12 @@ class PageHost:
             )
             self.by_key[key] = question
         return question, base + question.path
+
+    def _prune(self) -> None:
+        """Forget pages that expired unanswered (their tokens are refused already)."""
+        now = time.monotonic()
+        for stale in [k for k, q in self.by_key.items() if q.result is None and now > q.expires_at]:
+            self.withdraw(stale)
 
     def take(self, key: str) -> ElicitationResult[Any] | None:
         """The answer given on ``key``'s page, once: a second call does not get it again."""
@@ -201,6 +215,11 @@ def caller_key(request: RequestScope, question: str) -> str | None:
     params = request.request.params
     call = repr((request.request.method, params.get("name") or params.get("uri"), params.get("arguments")))
     return hashlib.sha256(f"{who}\0{call}\0{question}".encode()).hexdigest()
+
+
+def _origin_of(url: str) -> str:
+    scheme, rest = url.split("://", 1)
+    return f"{scheme}://{rest.split('/', 1)[0]}"
 
 
 def _session_id(session: Any) -> str:
