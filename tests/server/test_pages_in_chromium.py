@@ -129,3 +129,29 @@ async def test_no_elicitation_two_calls_with_the_answer_in_chromium_between(
     finally:
         await pages_of(server).aclose()
     assert seen["done"] == "sent" and second.text == "booked 2 on Friday"
+
+
+async def test_a_client_that_never_answers_then_the_link_in_chromium(driver: WebDriver) -> None:
+    server = build()
+
+    @server.tool()
+    async def book_soon(ctx: Context, day: str) -> str:
+        """Book, but give the host only a moment to show the form."""
+        result = await ctx.elicit(f"Guests on {day}?", Party, fallback="page", deadline=0.5, timeout=30)
+        return f"booked {result.data.guests} on {day}" if result.accepted else result.action.value
+
+    async def never(request: ElicitRequest) -> ElicitationResult[Any]:
+        await anyio.sleep(60)
+        raise AssertionError("unreachable")
+
+    try:
+        async with Client(server, elicitation_callback=never, protocol_version="2025-11-25") as client:
+            first = await client.call_tool("book_soon", {"day": "Sunday"})
+            url = page_url(first.text)
+            seen = await anyio.to_thread.run_sync(answer, driver, url, {"guests": "3"})
+            again = await anyio.to_thread.run_sync(browser.load, driver, url)  # Reload: how it ended, no form
+            second = await client.call_tool("book_soon", {"day": "Sunday"})
+    finally:
+        await pages_of(server).aclose()
+    assert seen["done"] == "sent" and again == "page-done"
+    assert second.text == "booked 3 on Sunday"
