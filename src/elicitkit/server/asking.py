@@ -12,7 +12,10 @@ this module checks capabilities, sends or defers, and re-asks when an answer doe
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import logging
+import secrets
 from typing import Any
 
 from elicitkit.elicitation.answers import parse_result
@@ -31,6 +34,8 @@ from elicitkit.protocol.errors import MCPError, RequestTimeout
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.protocol.modern import missing_capability
 from elicitkit.protocol.versions import LATEST_LEGACY, MODERN_2026, supports_url_elicitation
+from elicitkit.server import pages
+from elicitkit.server.pages import AnswerOnPage, caller_key, pages_of
 from elicitkit.server.rounds import round as rounds
 from elicitkit.server.rounds.round import InputRequired, InputRound
 from elicitkit.server.scope import RequestScope
@@ -103,17 +108,37 @@ async def ask_form(
     timeout: float | None = None,
     max_attempts: int = 1,
     key: str | None = None,
+    via: str | None = None,
+    fallback: str | None = None,
+    deadline: float | None = None,
 ) -> ElicitationResult[Any]:
     """Ask a form question; ``max_attempts`` > 1 re-asks with the reason when the answer does not fit.
 
     Handshake eras send ``elicitation/create`` now and wait; 2026 answers from the retry, or ends
-    the round with the question (:mod:`elicitkit.server.rounds.round`).
+    the round with the question (:mod:`elicitkit.server.rounds.round`). ``via="web"``: always on
+    the server's own page (:mod:`elicitkit.server.pages`). ``fallback="page"`` (default: the
+    server's :class:`~elicitkit.server.pages.PageOptions`): a client without form mode gets the
+    page instead, and so does one that does not answer within ``deadline`` seconds.
     """
+    if via is not None or fallback is not None or deadline is not None or pages.any_fallback:
+        return await _ask_with_fallback(request, message, form, timeout, max_attempts, key, via, fallback, deadline)
     version = _require_mode(request, "form")
     schema = form.schema_for(version)
     if request.modern:
         _count(request)
         return await _ask_form_modern(request, message, form, schema, version, key)
+    return await _ask_form_now(request, message, form, schema, version, timeout, max_attempts)
+
+
+async def _ask_form_now(
+    request: RequestScope,
+    message: str,
+    form: Form,
+    schema: dict[str, Any],
+    version: str,
+    timeout: float | None,
+    max_attempts: int,
+) -> ElicitationResult[Any]:
     question = message
     limit = DEFAULT_TIMEOUT if timeout is None else timeout
     for attempt in range(1, max(1, max_attempts) + 1):
@@ -137,6 +162,106 @@ async def ask_form(
                 raise
             question = _again(message, exc)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+async def _ask_with_fallback(
+    request: RequestScope,
+    message: str,
+    form: Form,
+    timeout: float | None,
+    max_attempts: int,
+    key: str | None,
+    via: str | None,
+    fallback: str | None,
+    deadline: float | None,
+) -> ElicitationResult[Any]:
+    """The ladder: the page when asked for (``via="web"``), or when the client cannot take the form."""
+    if via not in (None, "client", "web"):
+        raise ValueError(f"via must be 'client' or 'web', not {via!r}")
+    options = pages_of(request.session.server).options
+    fallback = fallback or options.fallback
+    if fallback not in ("page", "error"):
+        raise ValueError(f"fallback must be 'page' or 'error', not {fallback!r}")
+    deadline = deadline if deadline is not None else options.deadline
+    if via == "web" or (fallback == "page" and "form" not in request.elicitation_modes):
+        return await _ask_on_page(request, message, form, timeout, key)
+    version = _require_mode(request, "form")
+    schema = form.schema_for(version)
+    if request.modern:
+        _count(request)
+        return await _ask_form_modern(request, message, form, schema, version, key)
+    if fallback != "page" or deadline is None:
+        return await _ask_form_now(request, message, form, schema, version, timeout, max_attempts)
+    page_key = _page_key(request, message, form.schema_for(LATEST_LEGACY), key)
+    answered = pages_of(request.session.server).take(page_key) if page_key is not None else None
+    if answered is not None:  # answered on the page after an earlier call's deadline: this call continues
+        return _typed(answered, form)
+    try:
+        return await _ask_form_now(request, message, form, schema, version, deadline, max_attempts)
+    except ElicitationTimeout:  # withdrawn (notifications/cancelled): the person gets the link instead
+        logger.info("no answer within the %gs deadline; the question goes to a page", deadline)
+        return await _ask_on_page(request, message, form, timeout, key, link_only=True)
+
+
+async def _ask_on_page(
+    request: RequestScope,
+    message: str,
+    form: Form,
+    timeout: float | None,
+    key: str | None,
+    *,
+    link_only: bool = False,
+) -> ElicitationResult[Any]:
+    """Ask on the server's own page: a URL-mode question pointing at it, or (a client that cannot
+    open URLs) a link result, the answer then serving the same caller's next identical call."""
+    version = request.protocol_version or LATEST_LEGACY
+    schema = form.schema_for(version)
+    host = pages_of(request.session.server)
+    qkey = _page_key(request, message, form.schema_for(LATEST_LEGACY), key)
+    url_ok = "url" in request.elicitation_modes and supports_url_elicitation(version) and not link_only
+    if qkey is None:  # an anonymous caller on a shared session: only this call's sealed state tells it apart
+        if not (url_ok and request.modern and request.round is not None):
+            raise ElicitationUnsupported(
+                "server pages need a caller told apart from others (a session, or an authenticated principal "
+                "on stateless HTTP): a page answer must never serve someone else's call"
+            )
+        slot = f"page:{key or message}"
+        known = request.round.app.get(slot)
+        request.round.app[slot] = nonce = known if isinstance(known, str) else secrets.token_hex(16)
+        qkey = "sealed:" + nonce
+    if not url_ok:
+        answered = host.take(qkey)
+        if answered is not None:
+            return _typed(answered, form)
+        _question, url = await host.open(qkey, message, schema)
+        raise AnswerOnPage(url, message)
+    question, url = await host.open(qkey, message, schema)
+    _count(request)
+    elicitation_id = hashlib.sha256(question.token.encode()).hexdigest()[:32]
+    params = UrlRequest(message, url, elicitation_id).to_params(version)
+    if request.modern:
+        round_ = _round(request)
+        key = key or round_.next_key()
+        raw = await rounds.ask(round_, "elicitation/create", params, key=key)
+    else:
+        raw = await _send(request, params, timeout)
+    consent: ElicitationResult[None] = parse_result(raw, mode="url")
+    if not consent.accepted:
+        host.withdraw(qkey)
+        return consent
+    answer = question.result if question.result is not None else await host.wait(question, timeout)
+    if answer is None:
+        host.withdraw(qkey)
+        raise ElicitationTimeout("no answer on the page in time; the page was withdrawn")
+    if not request.modern:
+        host.take(qkey)
+        with contextlib.suppress(Exception):  # the person is done; a gone client must not fail the answer
+            await request.session.send_elicit_complete(elicitation_id, related=request.request_id)
+    return _typed(answer, form)
+
+
+def _page_key(request: RequestScope, message: str, schema: dict[str, Any], key: str | None) -> str | None:
+    return caller_key(request, f"{key or ''}\0{message}\0{sorted(schema.items())!r}")
 
 
 def _again(message: str, exc: InvalidAnswer) -> str:
@@ -212,7 +337,10 @@ async def request_inputs(request: RequestScope, requests: dict[str, tuple[str, d
 def url_required(request: RequestScope, exc: UrlElicitationRequired) -> JSON:
     """A tool raised :class:`UrlElicitationRequired`: -32042 on 2025-11-25; on 2026 (which has
     no -32042) the URLs become this round's inputs; an ``isError`` result for a client that
-    cannot open URLs at all."""
+    cannot open URLs at all; :class:`~elicitkit.server.pages.AnswerOnPage`: an ordinary result
+    with the link to the server's own page."""
+    if isinstance(exc, AnswerOnPage):
+        return exc.result()
     if "url" not in request.elicitation_modes or not supports_url_elicitation(request.protocol_version):
         return error_result(f"{exc.message} (this client cannot open URL elicitations)")
     if request.round is not None:

@@ -111,6 +111,9 @@ class Context:
         timeout: float | None = None,
         max_attempts: int = 1,
         key: str | None = None,
+        via: str | None = None,
+        fallback: str | None = None,
+        deadline: float | None = None,
     ) -> Coroutine[Any, Any, ElicitationResult[T]]: ...
 
     @overload
@@ -122,6 +125,9 @@ class Context:
         timeout: float | None = None,
         max_attempts: int = 1,
         key: str | None = None,
+        via: str | None = None,
+        fallback: str | None = None,
+        deadline: float | None = None,
     ) -> Coroutine[Any, Any, ElicitationResult[Any]]: ...
 
     def elicit(
@@ -132,6 +138,9 @@ class Context:
         timeout: float | None = None,
         max_attempts: int = 1,
         key: str | None = None,
+        via: str | None = None,
+        fallback: str | None = None,
+        deadline: float | None = None,
     ) -> Coroutine[Any, Any, ElicitationResult[Any]]:
         """Ask the user mid-call (await it). ``schema``: a flat pydantic model, or a scalar type to ask for one value.
 
@@ -145,6 +154,13 @@ class Context:
         comes back: the code before each question must be safe to re-run (see
         :mod:`elicitkit.server.rounds.round`). ``key`` names the question there (default ``q1``, ``q2``...).
 
+        ``via="web"``: ask on the server's own page (:mod:`elicitkit.server.pages`) through a
+        URL-mode question, so the answer never passes through the client or the model: the way
+        to collect an API key or a password (the spec forbids asking for those in form mode).
+        ``fallback="page"``: a client without form mode gets the page (as a URL question, or a
+        result with the link; the same call made again continues with the answer), and so does
+        one that does not answer within ``deadline`` seconds; ``"error"``: raise as before.
+
         (A plain method handing back the asking coroutine, so a question that waits for a person
         keeps no frame of this method alive; errors still surface when it is awaited.)
         """
@@ -152,7 +168,19 @@ class Context:
             form = form_for(schema)
         except Exception as exc:  # a bad schema: raised where the question is awaited, as always
             return _raise(exc)
-        return asking.ask_form(self._scope, message, form, timeout=timeout, max_attempts=max_attempts, key=key)
+        if via is None and fallback is None and deadline is None:
+            return asking.ask_form(self._scope, message, form, timeout=timeout, max_attempts=max_attempts, key=key)
+        return asking.ask_form(
+            self._scope,
+            message,
+            form,
+            timeout=timeout,
+            max_attempts=max_attempts,
+            key=key,
+            via=via,
+            fallback=fallback,
+            deadline=deadline,
+        )
 
     async def request_elicitation(
         self, message: str, requested_schema: dict[str, Any], *, timeout: float | None = None

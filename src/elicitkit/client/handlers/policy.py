@@ -28,8 +28,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from elicitkit.client.handlers.fields import SECRET_PATTERNS, name_words
 from elicitkit.client.responder import QuestionRefused
+from elicitkit.elicitation.fields import SECRET_PATTERNS, name_words
 from elicitkit.elicitation.requests import ElicitRequest, FormRequest, Origin, UrlRequest
 from elicitkit.elicitation.results import AcceptedElicitation, ElicitationResult
 

@@ -69,6 +69,9 @@ class InputRound:
         token = params.get("requestState")
         self.previous = self._open(token) if token is not None else None
         self.responses = self._responses(params.get("inputResponses"))
+        # Server-side facts carried sealed to the next round (a server page's id, for one).
+        previous_app = self.previous.app if self.previous is not None else None
+        self.app: dict[str, Any] = dict(previous_app) if isinstance(previous_app, dict) else {}
 
     def _open(self, token: Any) -> SealedState:
         try:
@@ -115,7 +118,9 @@ class InputRound:
     def result(self) -> JSON:
         """The ``InputRequiredResult`` for the questions still open, with the state to echo."""
         round_no = (self.previous.round if self.previous is not None else 0) + 1
-        state = SealedState(round=round_no, questions=dict(self._asked), answers=dict(self._answers))
+        state = SealedState(
+            round=round_no, questions=dict(self._asked), answers=dict(self._answers), app=self.app or None
+        )
         return {
             "resultType": "input_required",
             "inputRequests": dict(self.pending),

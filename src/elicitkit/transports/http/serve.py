@@ -69,11 +69,21 @@ class _Endpoint:
     def __init__(self, handler: StreamableHTTPHandler, path: str) -> None:
         self.handler = handler
         self.path = path
+        self.pages: Any = None  # the server's form pages, at ``<path>/ask/`` (see mount_pages)
+        self.pages_prefix = path.rstrip("/") + "/ask/"
+
+    def mount_pages(self, server: Endpoint, base_url: str) -> None:
+        """Serve the server's own form pages beside the endpoint, if it has any (``serve_pages``)."""
+        serve_pages = getattr(server, "serve_pages", None)
+        if serve_pages is not None:
+            self.pages = serve_pages(self.pages_prefix, base_url)
 
     def __call__(self, scope: Scope, receive: Receive, send: ASGISend) -> Awaitable[None]:
         # A plain function returning the handler's coroutine: no frame of ours per request.
         kind = scope["type"]
         if kind == "http" and scope["path"] != self.path:
+            if self.pages is not None and scope["path"].startswith(self.pages_prefix):
+                return self.pages(scope, receive, send)  # type: ignore[no-any-return]
             return send_plain(send, 404, "Not Found")
         if kind in ("http", "lifespan"):
             return self.handler(scope, receive, send)
@@ -323,6 +333,7 @@ async def serve_http_background(
             await anyio.sleep(0.01)
         sock_port = userver.servers[0].sockets[0].getsockname()[1]
         shown = f"[{host}]" if ":" in host else host
+        app.mount_pages(server, f"http://{shown}:{sock_port}")
         handle = HTTPServerHandle(userver, f"http://{shown}:{sock_port}{path}", app.handler)
         try:
             yield handle
@@ -365,6 +376,8 @@ async def serve_http(
         shutdown_grace=shutdown_grace,
     )
     table = app.handler.table
+    shown = f"[{host}]" if ":" in host else host
+    app.mount_pages(server, f"http://{shown}:{port}")  # a fixed port: known before binding
     userver = _uvicorn_server(config, table, shutdown_grace, own_signals=True)
     async with anyio.create_task_group() as tg:
 

@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 
-from elicitkit.client.handlers.fields import FieldError, form_fields
 from elicitkit.client.handlers.terminal.dialogue import (
     Back,
     Change,
@@ -29,6 +28,7 @@ from elicitkit.client.handlers.terminal.dialogue import (
     review_rows,
     stopped_line,
 )
+from elicitkit.elicitation.fields import FieldError, form_fields
 from elicitkit.elicitation.requests import Origin
 
 SCHEMA: dict[str, Any] = {
@@ -215,6 +215,6 @@ def test_the_dialogue_does_no_io() -> None:
     tree = ast.parse(inspect.getsource(dialogue))
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert "elicitkit.client.handlers.fields" in imported  # the walk sees the imports
+    assert "elicitkit.elicitation.fields" in imported  # the walk sees the imports
     for name in imported:
         assert name.split(".")[0] not in {"asyncio", "prompt_toolkit", "rich", "sys", "signal", "threading"}, name

@@ -1,9 +1,10 @@
 """The browser form: a server's questions answered on a one-time loopback page in the user's browser.
 
-- :mod:`.page`: the pages as pure functions (form, review, URL consent, done, errors) and
-  the reading of a posted form; no server, no asyncio, so other hosts of a form can share it;
-- :mod:`.app`: the loopback web app (one-time tokens, Host/Origin/CSRF checks, the steps);
-- :mod:`.serve`: uvicorn on a random ``127.0.0.1`` port inside the running loop;
+The pages, the field parsing and the checks are shared with the server's own pages, so they
+live outside the client: :mod:`elicitkit.elicitation.page` (pure renderer),
+:mod:`elicitkit.elicitation.webapp` (one-time tokens, Host/Origin/CSRF checks, the steps) and
+:mod:`elicitkit.transports.http.loopback` (uvicorn on a random ``127.0.0.1`` port). Here:
+
 - :mod:`.opener`: opening a graphical browser, never a text-mode one;
 - :mod:`.handler`: :class:`BrowserHandler`, which ties a question to its page.
 """

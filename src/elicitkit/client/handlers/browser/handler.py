@@ -22,12 +22,12 @@ from typing import Any
 
 import anyio
 
-from elicitkit.client.handlers.browser.app import FormApp, Question
 from elicitkit.client.handlers.browser.opener import open_in_browser
-from elicitkit.client.handlers.browser.page import FOLLOW_EVERY, asker_name
-from elicitkit.client.handlers.browser.serve import LoopbackServer
+from elicitkit.elicitation.page import FOLLOW_EVERY, asker_name
 from elicitkit.elicitation.requests import ElicitRequest, UrlRequest
 from elicitkit.elicitation.results import ElicitationResult
+from elicitkit.elicitation.webapp import FormApp, Question
+from elicitkit.transports.http.loopback import LoopbackServer
 
 __all__ = ["BrowserHandler", "OpenUrl"]
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from elicitkit.client.handlers.fields import FieldError, FieldKind, FormField
+from elicitkit.elicitation.fields import FieldError, FieldKind, FormField
 from elicitkit.elicitation.requests import Origin
 
 __all__ = [

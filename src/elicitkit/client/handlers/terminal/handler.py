@@ -3,11 +3,11 @@
 :class:`TerminalHandler` is an ``elicitation_callback``: it draws the question with rich
 (who asks, the message, each field with its rules), reads the answers with prompt_toolkit's
 async prompt, so the client's event loop keeps serving messages while a person types, and
-judges every answer with the shared :mod:`~elicitkit.client.handlers.fields` code, so it
+judges every answer with the shared :mod:`~elicitkit.elicitation.fields` code, so it
 accepts exactly what the server will.
 
 URL questions show the full address with its domain set apart and the warnings of
-:func:`~elicitkit.client.handlers.urls.assess_url`, and open the browser only after a yes.
+:func:`~elicitkit.elicitation.urls.assess_url`, and open the browser only after a yes.
 The ``accept`` goes back at once (the server waits for the person, not for the client);
 waiting for the server's completion notice is a background task with a spinner that gives
 way to any form that comes in meanwhile.
@@ -36,14 +36,6 @@ from prompt_toolkit.output import Output
 from rich.console import Console
 from rich.text import Text
 
-from elicitkit.client.handlers.fields import (
-    FieldError,
-    FieldKind,
-    FormField,
-    answer_content,
-    check_form,
-    form_fields,
-)
 from elicitkit.client.handlers.terminal.dialogue import (
     ARROW,
     CONSENT_AGAIN,
@@ -70,10 +62,18 @@ from elicitkit.client.handlers.terminal.dialogue import (
 from elicitkit.client.handlers.terminal.reader import LineReader, Reader, completer, in_daemon_thread, make_reader
 from elicitkit.client.handlers.terminal.view import View
 from elicitkit.client.handlers.terminal.waiting import Screen, Watch, wait_for_completion
-from elicitkit.client.handlers.urls import assess_url
 from elicitkit.elicitation.errors import InvalidAnswer
+from elicitkit.elicitation.fields import (
+    FieldError,
+    FieldKind,
+    FormField,
+    answer_content,
+    check_form,
+    form_fields,
+)
 from elicitkit.elicitation.requests import FormRequest, Origin, UrlRequest
 from elicitkit.elicitation.results import ElicitationResult
+from elicitkit.elicitation.urls import assess_url
 
 __all__ = ["OpenUrl", "TerminalHandler"]
 

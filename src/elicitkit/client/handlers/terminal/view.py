@@ -17,10 +17,10 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from elicitkit.client.handlers.fields import FormField
 from elicitkit.client.handlers.terminal.dialogue import clean, field_rules, option_marks, review_rows, who
-from elicitkit.client.handlers.urls import UrlAssessment
+from elicitkit.elicitation.fields import FormField
 from elicitkit.elicitation.requests import Origin
+from elicitkit.elicitation.urls import UrlAssessment
 
 __all__ = ["View"]
 

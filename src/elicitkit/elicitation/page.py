@@ -25,9 +25,9 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
-from elicitkit.client.handlers.fields import FieldError, FieldKind, FormField, check_form
-from elicitkit.client.handlers.urls import UrlAssessment, assess_url
+from elicitkit.elicitation.fields import FieldError, FieldKind, FormField, check_form
 from elicitkit.elicitation.requests import Origin
+from elicitkit.elicitation.urls import UrlAssessment, assess_url
 
 __all__ = [
     "CSP",

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from elicitkit.client.handlers.fields import FieldError, check_form, describe_pattern, form_fields
+from elicitkit.elicitation.fields import FieldError, check_form, describe_pattern, form_fields
 
 
 def field(prop: dict[str, Any], required: bool = False) -> Any:

@@ -8,7 +8,8 @@ import re
 from datetime import datetime
 from typing import Any
 
-from elicitkit.client.handlers.browser.page import (
+from elicitkit.elicitation.fields import form_fields
+from elicitkit.elicitation.page import (
     CSP,
     SECURITY_HEADERS,
     done_page,
@@ -22,9 +23,8 @@ from elicitkit.client.handlers.browser.page import (
     url_page,
     waiting_page,
 )
-from elicitkit.client.handlers.fields import form_fields
-from elicitkit.client.handlers.urls import assess_url
 from elicitkit.elicitation.requests import Origin
+from elicitkit.elicitation.urls import assess_url
 
 EVIL = '<script>alert("x")</script>'
 ORIGIN = Origin(name=f"srv{EVIL}", version=EVIL, title=f"The {EVIL} Shop", location=EVIL)
@@ -183,13 +183,13 @@ def test_the_renderer_stays_pure() -> None:
     import ast
     import inspect
 
-    from elicitkit.client.handlers.browser import page
+    from elicitkit.elicitation import page
 
     tree = ast.parse(inspect.getsource(page))
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert "elicitkit.client.handlers.fields" in imported  # the walk sees the imports
-    allowed = {"elicitkit.client.handlers.fields", "elicitkit.client.handlers.urls"}
+    assert "elicitkit.elicitation.fields" in imported  # the walk sees the imports
+    allowed = {"elicitkit.elicitation.fields", "elicitkit.elicitation.urls"}
     for name in imported:
         root = name.split(".")[0]
         assert root not in {"asyncio", "anyio", "starlette", "uvicorn", "socket", "webbrowser", "httpx"}, name

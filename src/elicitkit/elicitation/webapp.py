@@ -1,4 +1,8 @@
-"""The loopback web app behind the browser form: one-time URLs, the checks on every request, the steps.
+"""The web app behind every form page, the client's and the server's: one-time URLs, the checks, the steps.
+
+Written once for both sides: the client's browser handler serves it on a loopback port, the
+server serves it beside its MCP endpoint (or on a loopback port over stdio); only the path
+prefix and the Host it answers to differ.
 
 :class:`FormApp` is a small ASGI app that knows the open questions by their one-time token
 and moves each through its steps (form -> review -> send, or the URL consent), rendering
@@ -20,8 +24,9 @@ at, and after the person ends it, how it ended (or the same server's next questi
 of questions stays in one tab); pages that wait for something update through a ``Refresh``
 header, with no script.
 
-It does not listen anywhere itself (:mod:`.serve` does) and does not ask anyone
-(:mod:`.handler` does): it only answers HTTP requests.
+It does not listen anywhere itself (:mod:`elicitkit.transports.http.loopback` or the server's
+HTTP app does) and does not ask anyone (the client's browser handler or the server's
+:mod:`elicitkit.server.pages` does): it only answers HTTP requests.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ import math
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import parse_qsl
@@ -42,7 +47,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from elicitkit.client.handlers.browser.page import (
+from elicitkit.elicitation.errors import InvalidAnswer
+from elicitkit.elicitation.fields import FormField, answer_content, form_fields
+from elicitkit.elicitation.page import (
     FOLLOW_EVERY,
     SECURITY_HEADERS,
     Outcome,
@@ -60,11 +67,9 @@ from elicitkit.client.handlers.browser.page import (
     url_page,
     waiting_page,
 )
-from elicitkit.client.handlers.fields import FormField, answer_content, form_fields
-from elicitkit.client.handlers.urls import assess_url
-from elicitkit.elicitation.errors import InvalidAnswer
 from elicitkit.elicitation.requests import ElicitRequest, FormRequest, UrlRequest
 from elicitkit.elicitation.results import ElicitationResult
+from elicitkit.elicitation.urls import assess_url
 
 __all__ = ["FOLLOW_FOR", "MAX_BODY", "FormApp", "Question"]
 
@@ -102,11 +107,13 @@ class Question:
     followed_at: float = -math.inf  # when its page was last served as looking out for a next question
     claimed: anyio.Event = field(default_factory=anyio.Event)  # a browser has loaded its page
     closed_at: float = 0.0
+    prefix: str = "/q/"  # the app's path prefix
+    expires_at: float = math.inf  # monotonic time after which its token is refused
 
     @property
     def path(self) -> str:
         """Where the question's pages are served (and post to)."""
-        return f"/q/{self.token}"
+        return f"{self.prefix}{self.token}"
 
     @property
     def follows(self) -> bool:
@@ -132,9 +139,18 @@ class FormApp:
     step the question is at, including after it ended (for a while: :data:`_MAX_CLOSED`).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, prefix: str = "/q/", allow_host: Callable[[str], bool] | None = None) -> None:
+        """``prefix``: the path under which questions are served (``<prefix><token>``).
+
+        ``allow_host``: when set (an app mounted in a bigger one), which ``Host`` headers it
+        answers to; a POST's ``Origin`` must then be the page's own (``<scheme>://<Host>``).
+        Unset: only the one address given to :meth:`listening_at` (a loopback listener).
+        """
         self.questions: dict[str, Question] = {}
         self.closed: OrderedDict[str, Question] = OrderedDict()
+        self.prefix = prefix
+        self.allow_host = allow_host
+        self.origins: set[str] = set()  # further Origins a POST may come from (a proxy's public one)
         self.host = ""  # the one Host header we answer to ("" while not listening: everything refused)
         self.origin = ""
 
@@ -143,7 +159,7 @@ class FormApp:
         self.host = host
         self.origin = f"http://{host}" if host else ""
 
-    def open(self, request: ElicitRequest) -> Question:
+    def open(self, request: ElicitRequest, *, expires_in: float | None = None) -> Question:
         """A new question with fresh secrets, served from now on at its :attr:`Question.path`.
 
         When the same server's previous question was just answered on a page, that page moves
@@ -157,6 +173,8 @@ class FormApp:
             done=anyio.Event(),
             fields=fields,
             raw={f.name: initial_raw(f) for f in fields},
+            prefix=self.prefix,
+            expires_at=math.inf if expires_in is None else time.monotonic() + expires_in,
         )
         previous = self._followed_by(request)
         if previous is not None:
@@ -219,13 +237,16 @@ class FormApp:
         for known, question in [*self.questions.items(), *(self.closed.items() if closed else ())]:
             if hmac.compare_digest(known.encode(), wanted):
                 found = question
+        if found is not None and found.outcome is None and time.monotonic() > found.expires_at:
+            return None  # expired: refused like an unknown token
         return found
 
     async def _route(self, request: Request) -> Response:
-        if not self.host or request.headers.get("host") != self.host:
-            raise _Refused(403, "Refused", "This page is only served at its own loopback address.")
+        host = request.headers.get("host", "")
+        if not (self.allow_host(host) if self.allow_host is not None else self.host and host == self.host):
+            raise _Refused(403, "Refused", "This page is only served at its own address.")
         path: str = request.scope["path"]
-        token = path[3:] if path.startswith("/q/") else ""
+        token = path[len(self.prefix) :] if path.startswith(self.prefix) else ""
         question = self._find(token, closed=request.method == "GET") if token else None
         if question is None:
             raise _Refused(
@@ -287,7 +308,8 @@ class FormApp:
 
     def _check_post(self, request: Request) -> None:
         origin = request.headers.get("origin")
-        if origin is not None and origin != self.origin:
+        own = self.origin if self.allow_host is None else f"{request.url.scheme}://{request.headers.get('host', '')}"
+        if origin is not None and origin != own and origin not in self.origins:
             raise _Refused(403, "Refused", "A form on another site tried to answer this question.")
         site = request.headers.get("sec-fetch-site")
         if site is not None and site not in ("same-origin", "none"):

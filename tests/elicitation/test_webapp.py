@@ -8,9 +8,9 @@ from typing import Any
 import httpx
 import pytest
 
-from elicitkit.client.handlers.browser.app import MAX_BODY, FormApp, Question
 from elicitkit.elicitation.requests import FormRequest, UrlRequest
 from elicitkit.elicitation.results import AcceptedElicitation, CancelledElicitation, DeclinedElicitation
+from elicitkit.elicitation.webapp import MAX_BODY, FormApp, Question
 
 pytestmark = pytest.mark.anyio
 
@@ -180,3 +180,28 @@ async def test_a_look_alike_domain_opens_only_when_its_real_name_is_typed(app: F
     assert "Nothing was opened" in (await get(app, q.path)).text
     opened = await post(app, q, action="open", confirm=" XN--PPLE-43D.COM ")
     assert opened.headers["location"] == q.path and isinstance(q.result, AcceptedElicitation)
+
+
+async def test_a_mounted_app_serves_under_its_prefix_answers_its_hosts_and_wants_its_own_origin() -> None:
+    """The server's pages: a path prefix beside /mcp, a Host rule, the POST's Origin its own."""
+    app = FormApp(prefix="/mcp/ask/", allow_host={"srv.example:8443"}.__contains__)
+    q = app.open(FormRequest("Who?", SCHEMA))
+    assert q.path == f"/mcp/ask/{q.token}"
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="https://srv.example:8443") as http:
+        assert (await http.get(q.path)).status_code == 200
+        assert (await http.get(f"/q/{q.token}")).status_code == 404  # only under its prefix
+        cross = {"Origin": "https://other.example"}
+        assert (await http.post(q.path, data={"csrf": q.csrf, "action": "decline"}, headers=cross)).status_code == 403
+        own = {"Origin": "https://srv.example:8443"}
+        assert (await http.post(q.path, data={"csrf": q.csrf, "action": "decline"}, headers=own)).status_code == 303
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="https://evil.example") as http:
+        assert (await http.get(q.path)).status_code == 403
+    assert isinstance(q.result, DeclinedElicitation)
+
+
+async def test_an_expired_question_is_refused_like_an_unknown_one(app: FormApp) -> None:
+    q = app.open(FormRequest("Who?", SCHEMA), expires_in=0.0)
+    async with client(app) as http:
+        assert (await http.get(q.path)).status_code == 404
+    assert (await post(app, q, action="decline")).status_code == 404
+    assert q.result is None

@@ -1,0 +1,23 @@
+"""The bistro of ``bistro.py``, booking for hosts that cannot show forms too.
+
+python examples/elicitation/bistro_any_host.py   # serve over stdio
+
+Many hosts declare no elicitation at all. With ``configure_pages(server, fallback="page")``
+the "another evening?" question goes on a page this server serves itself (a loopback port
+over stdio, beside ``/mcp`` over HTTP): the call ends with an ordinary result that tells the
+model what is needed and gives the link for the person, and once they have answered, the same
+call made again (same arguments, same session) continues with their answer. A host that can
+show forms still gets the form, unchanged. Add ``deadline=<seconds>`` to also withdraw a form
+that a host shows but nobody answers, and send the link instead.
+"""
+
+from __future__ import annotations
+
+from bistro import server  # type: ignore[import-not-found]  # the same tools; run from this folder
+
+from elicitkit.server.pages import configure_pages
+
+configure_pages(server, fallback="page")
+
+if __name__ == "__main__":
+    server.run()
