@@ -19,9 +19,7 @@ import aiohttp
 import anyio
 from pydantic import BaseModel, Field
 
-from elicitkit import Client, Context, Server
-from elicitkit.elicitation.requests import ElicitRequest, UrlRequest
-from elicitkit.elicitation.results import ElicitationResult
+from elicitkit import Client, Context, ElicitationResult, FormRequest, Server, UrlRequest
 
 server = Server("weather", "1.0.0", title="Weather service")
 KEYS: dict[str, str] = {}  # a real server keeps it in a secret store
@@ -58,7 +56,7 @@ async def person(url: str) -> None:
             pass
 
 
-async def answer(request: ElicitRequest) -> ElicitationResult[object]:
+async def answer(request: FormRequest | UrlRequest) -> ElicitationResult[object]:
     assert isinstance(request, UrlRequest)  # the client is only ever sent the link
     print(f"client: {request.message} -> opens a page on the server")
     await person(request.url)

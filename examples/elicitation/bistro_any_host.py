@@ -2,7 +2,7 @@
 
 python examples/elicitation/bistro_any_host.py   # serve over stdio
 
-Many hosts declare no elicitation at all. With ``configure_pages(server, fallback="page")``
+Many hosts declare no elicitation at all. With ``server.configure_pages(fallback="page")``
 the "another evening?" question goes on a page this server serves itself (a loopback port
 over stdio, beside ``/mcp`` over HTTP): the call ends with an ordinary result that tells the
 model what is needed and gives the link for the person, and once they have answered, the same
@@ -15,9 +15,7 @@ from __future__ import annotations
 
 from bistro import server  # type: ignore[import-not-found]  # the same tools; run from this folder
 
-from elicitkit.server.pages import configure_pages
-
-configure_pages(server, fallback="page")
+server.configure_pages(fallback="page")
 
 if __name__ == "__main__":
     server.run()

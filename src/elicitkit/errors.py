@@ -17,6 +17,7 @@ the wrong kind of thing), ``InvalidAnswer`` a ``ValueError``, ``ElicitationTimeo
     │   │   └── SessionExpired        the server forgot the HTTP session and a new one was refused
     │   ├── ModernNotSupported        a client forced 2026-07-28 on a server that does not speak it
     │   └── UrlElicitationRequired    -32042: complete these URL elicitations, then retry (also an ElicitationError)
+    │       └── AnswerOnPage          the question waits on a server-hosted page (the fallback ladder's link)
     ├── ElicitationError              asking the person did not give an answer
     │   ├── SchemaError               a requested schema outside the spec's subset (refused before sending)
     │   ├── InvalidAnswer             an answer that does not fit its question
@@ -100,6 +101,7 @@ _HOMES = {
     "KeyRingError": "elicitkit.server.rounds.keys",
     "InvalidTemplate": "elicitkit.server.uri_templates",
     "TaskExists": "elicitkit.server.tasks.store",
+    "AnswerOnPage": "elicitkit.server.pages",
 }
 
 if TYPE_CHECKING:

@@ -285,6 +285,21 @@ class Server(LowLevelServer):
         except InvalidToolHeaders:
             return {}
 
+    def configure_pages(self, **options: Any) -> None:
+        """Server-hosted question pages and the fallback ladder for hosts that cannot ask.
+
+        ``fallback="page"``: a client with URL mode only gets the form as a link; a client
+        without elicitation gets a result naming what is needed and the link, and the same call
+        again continues with the answer. ``deadline=`` seconds: an unanswered question is
+        withdrawn and the link used. Also ``expires_in=``, ``public_url=``
+        (see :class:`elicitkit.server.pages.PageOptions`).
+
+        >>> server.configure_pages(fallback="page", deadline=120)
+        """
+        from elicitkit.server.pages import configure_pages
+
+        configure_pages(self, **options)
+
     def current_context(self) -> Context:
         """The :class:`Context` of the request being served (for code that was not handed one)."""
         scope = current_scope.get()
