@@ -142,6 +142,9 @@ def timed_protocol(header_timeout: float | None, body_timeout: float | None) -> 
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
     class TimedHttpToolsProtocol(HttpToolsProtocol):
+        # Slots: four more keys would grow every connection's instance dict to its next size.
+        __slots__ = ("_deadline", "_header_bytes", "_phase", "_read_timer")
+
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self._phase = _IDLE
