@@ -494,3 +494,45 @@ def test_digest_ignores_per_round_params_and_survives_hostile_strings() -> None:
     assert digest_arguments({"v": "\ud800"}) != digest_arguments({"v": "\ud801"})
     with pytest.raises(ValueError):
         digest_arguments({"v": float("nan")})
+
+
+# ----------------------------------------------------------------------------- single-use rounds (issue 12 #19)
+
+
+def test_defect_19_a_state_replays_within_its_ttl_by_default(codec: AeadStateCodec) -> None:
+    token = codec.seal(SealedState(round=1), bind())
+    assert codec.open(token, bind()).round == 1
+    assert codec.open(token, bind()).round == 1  # the spec allows it: documented next to the replay contract
+
+
+def test_defect_19_single_use_rounds_open_each_state_once(ring: KeyRing, clock: Clock) -> None:
+    spent = rs.SpentStates(clock=clock)
+    codec = AeadStateCodec(ring, clock=clock, spent=spent)
+    first = codec.seal(SealedState(round=1), bind())
+    second = codec.seal(SealedState(round=1), bind())  # same payload, its own nonce
+    assert codec.open(first, bind()).round == 1
+    with pytest.raises(InvalidRequestState) as refused:
+        codec.open(first, bind())
+    assert refused.value.reason == "already used (single-use rounds)"
+    assert str(refused.value) == PUBLIC_MESSAGE  # the client learns nothing more than for any bad state
+    assert codec.open(second, bind()).round == 1
+    assert len(spent) == 2
+
+
+def test_a_refused_state_is_not_spent(ring: KeyRing, clock: Clock) -> None:
+    """A state opened for the wrong binding (or expired) does not use up its one opening."""
+    codec = AeadStateCodec(ring, clock=clock, spent=rs.SpentStates(clock=clock))
+    token = codec.seal(SealedState(round=1), bind())
+    with pytest.raises(InvalidRequestState):
+        codec.open(token, bind(principal="mallory"))
+    assert codec.open(token, bind()).round == 1
+
+
+def test_spent_states_are_forgotten_once_they_would_have_expired(clock: Clock) -> None:
+    spent = rs.SpentStates(clock=clock)
+    for i in range(1100):
+        assert spent.claim(f"n{i}", int(NOW) + 10)
+    assert not spent.claim("n0", int(NOW) + 10)
+    clock.now += 11
+    assert spent.claim("fresh", int(NOW) + 100)
+    assert len(spent) == 1

@@ -7,7 +7,7 @@ that ends it; :mod:`.sealing` seals what must survive to the next round into
 
 from elicitkit.server.rounds.keys import KeyRing, KeyRingError
 from elicitkit.server.rounds.round import InputRequired, InputRound, only_asking
-from elicitkit.server.rounds.sealing import AeadStateCodec, InvalidRequestState, StateCodec, default_codec
+from elicitkit.server.rounds.sealing import AeadStateCodec, InvalidRequestState, SpentStates, StateCodec, default_codec
 
 __all__ = [
     "AeadStateCodec",
@@ -16,6 +16,7 @@ __all__ = [
     "InvalidRequestState",
     "KeyRing",
     "KeyRingError",
+    "SpentStates",
     "StateCodec",
     "default_codec",
     "only_asking",

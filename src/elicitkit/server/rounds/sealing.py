@@ -254,8 +254,40 @@ class StateCodec(Protocol):
         ...
 
 
+class SpentStates:
+    """Single-use rounds: the states already opened, each remembered until it would expire.
+
+    By default a sealed ``requestState`` opens any number of times within its TTL (the spec
+    allows it): a client may retry a round whose answer was lost, and may even replace an
+    answer the state already holds. Give a codec ``spent=SpentStates()`` and every state opens
+    once; the next attempt is refused with the one public error. This store lives in one
+    process: a fleet needs a shared one (same two methods) so that a replay cannot land on
+    another instance.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self._until: dict[str, int] = {}
+        self._clock = clock
+
+    def claim(self, nonce: str, expires: int) -> bool:
+        """True the first time ``nonce`` is claimed (before ``expires``), False ever after."""
+        now = self._clock()
+        if len(self._until) > 1024 and next(iter(self._until.values())) <= now:
+            self._until = {n: exp for n, exp in self._until.items() if exp > now}
+        if nonce in self._until:
+            return False
+        self._until[nonce] = expires
+        return True
+
+    def __len__(self) -> int:
+        return len(self._until)
+
+
 class AeadStateCodec:
-    """The default codec: AES-256-GCM under a :class:`KeyRing`, with an expiry."""
+    """The default codec: AES-256-GCM under a :class:`KeyRing`, with an expiry.
+
+    ``spent``: make every state single-use (see :class:`SpentStates`).
+    """
 
     def __init__(
         self,
@@ -264,12 +296,14 @@ class AeadStateCodec:
         ttl_seconds: int = DEFAULT_TTL_SECONDS,
         clock: Callable[[], float] = time.time,
         max_token_chars: int = MAX_TOKEN_CHARS,
+        spent: SpentStates | None = None,
     ) -> None:
         if ttl_seconds <= 0:
             raise ValueError("ttl_seconds must be positive")
         self.keyring = keyring
         self.ttl_seconds = ttl_seconds
         self.max_token_chars = max_token_chars
+        self.spent = spent
         self._clock = clock
 
     def seal(self, payload: SealedState, binding: StateBinding, *, ttl_seconds: int | None = None) -> str:
@@ -347,6 +381,8 @@ class AeadStateCodec:
         now = self._clock()
         if now >= payload.exp:
             raise InvalidRequestState(f"expired {now - payload.exp:.0f}s ago")
+        if self.spent is not None and not self.spent.claim(payload.nonce, payload.exp):
+            raise InvalidRequestState("already used (single-use rounds)")
         return payload
 
 
