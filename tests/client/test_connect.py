@@ -57,7 +57,7 @@ def _official_legacy(
 # ----------------------------------------------------------------------------- 13
 
 
-async def test_http_error_with_null_id_fails_the_request_at_once() -> None:
+async def test_defect_13_http_error_with_null_id_fails_the_request_at_once() -> None:
     """#13: a JSON-RPC error with ``"id": null`` in an HTTP error answers the request that was posted."""
 
     def broken(body: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any]:
@@ -93,7 +93,7 @@ def _sessions(refuse_second: bool = False) -> tuple[Any, list[str]]:
     return answer, given
 
 
-async def test_http_404_for_an_expired_session_starts_a_new_session() -> None:
+async def test_defect_13_http_404_for_an_expired_session_starts_a_new_session() -> None:
     """#13: 404 for a request that carried a session id: initialize again (no id), then send it once more."""
     answer, given = _sessions()
     async with scripted_server(answer, session_header=False) as server, Client(server.url, timeout=10) as client:
@@ -110,7 +110,7 @@ async def test_http_404_for_an_expired_session_starts_a_new_session() -> None:
     assert [c.headers.get("mcp-session-id") for c in calls] == ["s1", "s2"]
 
 
-async def test_http_404_when_a_new_session_is_refused_is_a_clear_error() -> None:
+async def test_defect_13_http_404_when_a_new_session_is_refused_is_a_clear_error() -> None:
     """#13: the server forgot us and will not start again: say so, at once."""
     answer, _ = _sessions(refuse_second=True)
     async with scripted_server(answer, session_header=False) as server, Client(server.url, timeout=10) as client:
@@ -126,7 +126,7 @@ async def test_http_404_when_a_new_session_is_refused_is_a_clear_error() -> None
 # ----------------------------------------------------------------------------- 14
 
 
-async def test_auto_against_a_2025_only_http_server_falls_back_at_once() -> None:
+async def test_defect_14_auto_against_a_2025_only_http_server_falls_back_at_once() -> None:
     """#14: a 4xx without a 2026 error means initialize now, not after ``discover_timeout``."""
     async with scripted_server(_official_legacy, session_header=False) as server:
         started = time.monotonic()
@@ -136,7 +136,7 @@ async def test_auto_against_a_2025_only_http_server_falls_back_at_once() -> None
             assert (await client.call_tool("t", {})).text == "done"
 
 
-async def test_forced_modern_against_a_2025_only_http_server_fails_at_once() -> None:
+async def test_defect_14_forced_modern_against_a_2025_only_http_server_fails_at_once() -> None:
     """#14: ``mode="modern"`` against a server that refuses ``server/discover``: a clear error, now."""
     async with scripted_server(_official_legacy, session_header=False) as server:
         started = time.monotonic()
@@ -148,7 +148,7 @@ async def test_forced_modern_against_a_2025_only_http_server_fails_at_once() -> 
     assert "mode='legacy'" in caught.value.message
 
 
-async def test_forced_modern_over_stdio_fails_when_discover_is_not_found() -> None:
+async def test_defect_14_forced_modern_over_stdio_fails_when_discover_is_not_found() -> None:
     """#14: -32601 for ``server/discover`` means no 2026 here: fail the connection, do not carry on."""
     with pytest.raises(ModernNotSupported) as caught:
         async with Client([sys.executable, str(PEER), "no-discover"], mode="modern", timeout=10):
@@ -180,7 +180,7 @@ def _free_port() -> int:
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto", "modern"])
-async def test_unreachable_url_is_an_elicitkit_error_that_says_what_to_check(mode: Any) -> None:
+async def test_defect_15_unreachable_url_is_an_elicitkit_error_that_says_what_to_check(mode: Any) -> None:
     """#15: no aiohttp exception (or its ``ssl:default``) reaches the caller."""
     url = f"http://127.0.0.1:{_free_port()}/mcp"
     with pytest.raises(ServerUnreachable) as caught:
@@ -192,7 +192,7 @@ async def test_unreachable_url_is_an_elicitkit_error_that_says_what_to_check(mod
     assert "ssl:default" not in message and "aiohttp" not in message
 
 
-async def test_relative_python_file_as_command_says_how_to_run_it(
+async def test_defect_15_relative_python_file_as_command_says_how_to_run_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """#15: ``Client(["bistro.py"])`` for a file that exists is not "file not found"."""
@@ -204,7 +204,7 @@ async def test_relative_python_file_as_command_says_how_to_run_it(
     assert "run it as ['python', 'bistro.py']" in caught.value.message
 
 
-async def test_missing_command_is_an_elicitkit_error() -> None:
+async def test_defect_15_missing_command_is_an_elicitkit_error() -> None:
     with pytest.raises(ServerUnreachable) as caught:
         async with Client(["/nonexistent/elicitkit-no-such-server"], timeout=10):
             pass
@@ -212,7 +212,7 @@ async def test_missing_command_is_an_elicitkit_error() -> None:
     assert isinstance(caught.value.__cause__, FileNotFoundError)
 
 
-async def test_official_server_that_forgot_our_session_gets_a_new_one() -> None:
+async def test_defect_13_official_server_that_forgot_our_session_gets_a_new_one() -> None:
     """#13 against the real peer: the official SDK answers a deleted session with 404 and a null id."""
     pytest.importorskip("mcp")
     from interop.support import OFFICIAL_SERVER, http_server_process
@@ -231,7 +231,7 @@ async def test_official_server_that_forgot_our_session_gets_a_new_one() -> None:
             assert getattr(client.transport, "session_id", None) not in (None, first)
 
 
-async def test_forced_modern_against_a_silent_stdio_server_fails_after_discover_timeout() -> None:
+async def test_defect_14_forced_modern_against_a_silent_stdio_server_fails_after_discover_timeout() -> None:
     """#14: a server that never answers ``server/discover`` costs ``discover_timeout``, not the request timeout."""
     started = time.monotonic()
     with pytest.raises(ModernNotSupported) as caught:

@@ -45,7 +45,7 @@ def looping_server(cap: int) -> Server:
 
 
 @pytest.mark.parametrize("mode", ["legacy", "modern"])
-async def test_a_request_asking_past_the_cap_ends_with_an_error_naming_it(mode: str) -> None:
+async def test_defect_16_a_request_asking_past_the_cap_ends_with_an_error_naming_it(mode: str) -> None:
     asked: list[str] = []
 
     async def always_again(request: ElicitRequest) -> ElicitationResult[Any]:
@@ -93,7 +93,7 @@ def as_user(user: str) -> dict[str, Any]:
     return meta(**{"example.com/user": user})
 
 
-async def test_a_state_sealed_for_one_principal_is_refused_for_another() -> None:
+async def test_defect_18_a_state_sealed_for_one_principal_is_refused_for_another() -> None:
     server = principal_server()
     async with memory_wire(server) as wire:
         client = Modern(wire)
@@ -168,7 +168,7 @@ async def _served_behind_auth(server: Server) -> AsyncIterator[str]:
             userver.should_exit = True
 
 
-async def test_over_http_a_state_is_bound_to_the_authenticated_user() -> None:
+async def test_defect_18_over_http_a_state_is_bound_to_the_authenticated_user() -> None:
     server = Server("bound-by-auth")
 
     @server.tool()
