@@ -22,8 +22,8 @@ import httpx
 import orjson
 from anyio.abc import Process
 
-from _processes import stop_child
 from elicitkit.protocol.framing import LineFramer, SSEEvent, SSEParser
+from kit.processes import stop_child
 
 TESTS = Path(__file__).resolve().parent
 SERVER_SCRIPT = TESTS / "support_server.py"

@@ -21,9 +21,9 @@ import anyio
 import orjson
 from anyio.abc import Process
 
-from _processes import stop_child
 from elicitkit.protocol.jsonrpc import JSON, RequestId, encode
 from elicitkit.server.lowlevel import LowLevelServer
+from kit.processes import stop_child
 
 SERVER_SCRIPT = Path(__file__).resolve().parent / "elicit_server.py"
 

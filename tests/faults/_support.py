@@ -23,7 +23,7 @@ import orjson
 
 from _rawpeers import INITIALIZED, StdioChild, call, init_request, req
 from elicitkit.protocol.framing import SSEParser
-from interop.support import serve_on_free_port
+from kit.processes import serve_on_free_port
 
 HERE = Path(__file__).resolve().parent
 SERVER = HERE / "fault_server.py"
@@ -86,7 +86,7 @@ async def stdio_server(tmp_path: Path, outcomes: Path | None = None) -> AsyncIte
             stderr=stderr,
             env=server_env(outcomes),
         )
-    from _processes import stop_child
+    from kit.processes import stop_child
 
     child = StdioChild(process, stderr_path)
     try:

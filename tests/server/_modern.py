@@ -13,7 +13,7 @@ import math
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ import orjson
 
 from elicitkit.protocol.jsonrpc import JSON, RequestId, encode
 from elicitkit.server.lowlevel import LowLevelServer
+from kit.processes import start_announcing
 
 V2026 = "2026-07-28"
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
@@ -268,34 +269,5 @@ async def http_wire(server: LowLevelServer) -> AsyncIterator[HttpWire]:
 
 
 def start_http_process(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    """``modern_server.py http`` as a child process (stop it with :func:`stop`, always)."""
-    with log.open("wb") as stderr:
-        return subprocess.Popen(
-            [sys.executable, str(SCRIPT), "http"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=env
-        )
-
-
-def read_url(proc: subprocess.Popen[bytes], log: Path) -> str:
-    """The ``URL ...`` line the script prints once it serves (blocking, bounded by the caller's timeout)."""
-    assert proc.stdout is not None
-    line = proc.stdout.readline().decode()
-    assert line.startswith("URL "), f"server did not start: {line!r}\n{log.read_text()[-3000:]}"
-    return line[4:].strip()
-
-
-def stop(proc: subprocess.Popen[bytes], grace: float = 5.0) -> None:
-    """Close stdin (the script's cue to leave), then terminate, then kill: never leave one behind."""
-    if proc.poll() is None:
-        with suppress(OSError):
-            if proc.stdin is not None:
-                proc.stdin.close()
-        proc.terminate()
-        try:
-            proc.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=grace)
-    for pipe in (proc.stdin, proc.stdout):
-        if pipe is not None:
-            with suppress(OSError):
-                pipe.close()
+    """``modern_server.py http`` as a child process (stop it with :func:`kit.processes.stop_process`)."""
+    return start_announcing([sys.executable, str(SCRIPT), "http"], env, log)
