@@ -1,7 +1,7 @@
 """What the fault tests share: ``fault_server.py`` over stdio and HTTP, raw peers, baselines.
 
 Everything talks to the server the way a client on the wire would: newline-delimited JSON on a
-child's pipes (:class:`_rawpeers.StdioChild`), raw Streamable HTTP with httpx, or a real
+child's pipes (:class:`kit.raw.StdioPeer`), raw Streamable HTTP with httpx, or a real
 :class:`elicitkit.Client`. No private server or client module is imported here.
 """
 
@@ -21,9 +21,9 @@ import anyio
 import httpx
 import orjson
 
-from _rawpeers import INITIALIZED, StdioChild, call, init_request, req
 from elicitkit.protocol.framing import SSEParser
 from kit.processes import serve_on_free_port
+from kit.raw import INITIALIZED, StdioChild, call, init_request, req
 
 HERE = Path(__file__).resolve().parent
 SERVER = HERE / "fault_server.py"

@@ -18,7 +18,7 @@ import anyio
 import httpx
 import pytest
 
-from _rawpeers import wait_until
+from kit.raw import wait_until
 
 from ._support import (
     DYING_CLIENT,

@@ -15,8 +15,7 @@ import httpx
 import orjson
 import pytest
 
-from _rawpeers import call
-from server._modern import headers_for, meta
+from kit.raw import call, headers_for, meta
 
 from ._support import (
     Figures,

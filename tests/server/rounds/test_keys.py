@@ -20,8 +20,7 @@ import pytest
 from elicitkit.server.rounds.keys import ENV_VAR, KeyRing
 from elicitkit.server.rounds.sealing import PUBLIC_MESSAGE
 from kit.processes import read_url, stop_process
-
-from .._modern import HttpWire, Modern, Reply, accept, complete, input_required, start_http_process
+from kit.raw import HttpWire, Modern, Reply, accept, complete, input_required, start_http_process
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
