@@ -255,13 +255,17 @@ _spawned = itertools.count()
 
 @asynccontextmanager
 async def spawn_stdio(
-    tmp_path: Path, *args: str, script: Path = SUPPORT_SERVER, capabilities: dict[str, Any] | None = None
+    tmp_path: Path,
+    *args: str,
+    script: Path = SUPPORT_SERVER,
+    capabilities: dict[str, Any] | None = None,
+    env: dict[str, str] | None = None,
 ) -> AsyncIterator[StdioPeer]:
     """``script *args`` as a child (``support_server.py`` unless told), stopped on the way out."""
     stderr_path = tmp_path / f"stderr-{next(_spawned)}.txt"
     with stderr_path.open("wb") as stderr:
         process = await anyio.open_process(
-            [sys.executable, str(script), *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr
+            [sys.executable, str(script), *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=env
         )
     try:
         yield StdioPeer(process, stderr_path, capabilities)
@@ -314,8 +318,11 @@ class RawHTTP:
         response = await self.post(message, self.headers(**(headers or {})))
         return reply_of(response, message.get("id"))
 
-    async def initialize(self, version: str = "2025-11-25") -> dict[str, Any]:
-        resp = await self.post(init_request(version=version))
+    async def initialize(
+        self, version: str = "2025-11-25", capabilities: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Open a legacy session: its id and negotiated version go on every later request."""
+        resp = await self.post(init_request(version=version, **(capabilities or {})))
         assert resp.status_code == 200, resp.text
         self.session_id = resp.headers["mcp-session-id"]
         self.protocol_version = resp.json()["result"]["protocolVersion"]
@@ -332,6 +339,16 @@ class RawHTTP:
 
     async def assert_ping(self, request_id: Any = "ping") -> None:
         assert await self.request(req(request_id, "ping")) == {"jsonrpc": "2.0", "id": request_id, "result": {}}
+
+    async def ping(self, request_id: str = "ping") -> None:
+        """Ping; the answer may come as JSON or in any framing the body allows."""
+        resp = await self.post(req(request_id, "ping"))
+        assert resp.json() == {"jsonrpc": "2.0", "id": request_id, "result": {}}, resp.text
+
+    async def answer(self, request_id: Any, result: dict[str, Any]) -> None:
+        """Answer a server's request; a response POST is accepted with 202 and no body."""
+        resp = await self.post({"jsonrpc": "2.0", "id": request_id, "result": result})
+        assert resp.status_code == 202, (resp.status_code, resp.text)
 
     async def delete(self) -> httpx.Response:
         return await self.http.delete(self.url, headers=self.headers())
