@@ -31,7 +31,6 @@ ASKING_SERVER = HERE / "asking_server.py"
 OFFICIAL_ELICITATION_SERVER = ROOT / "tests" / "interop" / "peers" / "official_elicitation_server.py"
 
 RUN_TIMEOUT = 30.0  # one command, start to finish: a hang guard (a cold start on a busy machine is slow)
-STARTUP_TIMEOUT = 15.0
 PARALLEL = max(2, min(8, 2 * (os.cpu_count() or 1)))
 
 
