@@ -22,9 +22,12 @@ import httpx
 import orjson
 import pytest
 
-from _rawpeers import (
+from elicitkit import Client
+from elicitkit.protocol.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
+from elicitkit.transports.http.serve import serve_http_background
+from kit.raw import (
     INITIALIZED,
-    SERVER_SCRIPT,
+    SUPPORT_SERVER,
     RawHTTP,
     StdioChild,
     call,
@@ -34,9 +37,6 @@ from _rawpeers import (
     tasks_named,
     wait_until,
 )
-from elicitkit import Client
-from elicitkit.protocol.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
-from elicitkit.transports.http.serve import serve_http_background
 from support_server import SupportServer
 
 pytestmark = pytest.mark.anyio
@@ -201,7 +201,7 @@ async def test_stdio_client_closes_its_read_end_mid_request(tmp_path: Path) -> N
     stderr_path = tmp_path / "stderr.txt"
     with stderr_path.open("wb") as stderr:
         process = await anyio.open_process(
-            [sys.executable, str(SERVER_SCRIPT)], stdin=subprocess.PIPE, stdout=write_fd, stderr=stderr
+            [sys.executable, str(SUPPORT_SERVER)], stdin=subprocess.PIPE, stdout=write_fd, stderr=stderr
         )
     os.close(write_fd)
     assert process.stdin is not None

@@ -22,9 +22,12 @@ import orjson
 import pytest
 
 import elicitkit
-from _rawpeers import (
+from elicitkit import Client, MCPError
+from elicitkit.protocol.errors import INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
+from elicitkit.transports.http.serve import serve_http_background
+from kit.raw import (
     INITIALIZED,
-    SERVER_SCRIPT,
+    SUPPORT_SERVER,
     RawHTTP,
     call,
     init_request,
@@ -35,9 +38,6 @@ from _rawpeers import (
     tasks_named,
     wait_until,
 )
-from elicitkit import Client, MCPError
-from elicitkit.protocol.errors import INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
-from elicitkit.transports.http.serve import serve_http_background
 from support_server import SupportServer
 
 pytestmark = pytest.mark.anyio
@@ -129,7 +129,7 @@ class SharedStdio:
         if self._client is None:
             assert self.target.stderr_path is not None
             stderr_file = self._stack.enter_context(self.target.stderr_path.open("wb"))
-            command = [sys.executable, str(SERVER_SCRIPT)]
+            command = [sys.executable, str(SUPPORT_SERVER)]
             client = Client(command, trace=self.target.trace, roots=ROOTS, transport_options={"stderr": stderr_file})
             self._client = await self._stack.enter_async_context(client)
         return self._client

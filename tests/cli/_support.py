@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from interop.support import serve_on_free_port
+from kit.processes import serve_on_free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -31,7 +31,6 @@ ASKING_SERVER = HERE / "asking_server.py"
 OFFICIAL_ELICITATION_SERVER = ROOT / "tests" / "interop" / "peers" / "official_elicitation_server.py"
 
 RUN_TIMEOUT = 30.0  # one command, start to finish: a hang guard (a cold start on a busy machine is slow)
-STARTUP_TIMEOUT = 15.0
 PARALLEL = max(2, min(8, 2 * (os.cpu_count() or 1)))
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from interop.support import free_port
+from kit.processes import free_port
 
 from ._support import ASKING_SERVER, ELICITATION, EXAMPLES, Call, Ran, run_batch, server_command
 

@@ -19,6 +19,7 @@ from elicitkit import Client
 from elicitkit.client.connect import ModernNotSupported, ServerUnreachable, SessionExpired
 from elicitkit.protocol.errors import ConnectionClosed, MCPError
 from elicitkit.protocol.versions import Era
+from kit.processes import free_port
 
 from ._scripted import discover_result, ok, scripted_server
 
@@ -171,18 +172,10 @@ async def test_forced_modern_still_works_with_a_modern_server() -> None:
 # ----------------------------------------------------------------------------- 15
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.mark.parametrize("mode", ["legacy", "auto", "modern"])
 async def test_defect_15_unreachable_url_is_an_elicitkit_error_that_says_what_to_check(mode: Any) -> None:
     """#15: no aiohttp exception (or its ``ssl:default``) reaches the caller."""
-    url = f"http://127.0.0.1:{_free_port()}/mcp"
+    url = f"http://127.0.0.1:{free_port()}/mcp"
     with pytest.raises(ServerUnreachable) as caught:
         async with Client(url, mode=mode, timeout=10):
             pass

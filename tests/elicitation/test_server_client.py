@@ -2,7 +2,7 @@
 
 Most tests run in memory (``Client(server)``); the key ones run again over stdio against
 ``elicit_server.py`` in a child process. Answers the real client would never send (invalid
-content, late answers) come from the hand-written raw peers in :mod:`._raw`, or from a client
+content, late answers) come from the hand-written raw peers in :mod:`kit.raw`, or from a client
 whose responder is replaced by one that returns raw wire content.
 """
 
@@ -25,8 +25,8 @@ from elicitkit.client.results import CallToolResult
 from elicitkit.elicitation.requests import FormRequest, UrlRequest
 from elicitkit.elicitation.results import ElicitationResult
 from elicitkit.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, URL_ELICITATION_REQUIRED
+from kit.raw import ELICIT_SERVER, memory_peer, stdio_peer
 
-from ._raw import SERVER_SCRIPT, memory_peer, stdio_peer
 from .elicit_server import State, build_server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(20)]
@@ -895,7 +895,7 @@ async def test_malformed_completion_is_ignored(server: Any) -> None:
 
 def stdio_target(tmp_path: Path) -> tuple[list[str], dict[str, Any]]:
     stderr = (tmp_path / "client-server-stderr.txt").open("wb")
-    return [sys.executable, str(SERVER_SCRIPT)], {"transport_options": {"stderr": stderr}}
+    return [sys.executable, str(ELICIT_SERVER)], {"transport_options": {"stderr": stderr}}
 
 
 async def outcomes_of(client: Client) -> dict[str, Any]:

@@ -19,7 +19,7 @@ import anyio
 import orjson
 from anyio.abc import TaskGroup
 
-from _rawpeers import StdioChild, call, req
+from kit.raw import StdioChild, call, req
 
 from ._support import HttpSession, fresh_http, stdio_server, streamed_call, tag_of, tool_value
 

@@ -1,7 +1,7 @@
 """What the fault tests share: ``fault_server.py`` over stdio and HTTP, raw peers, baselines.
 
 Everything talks to the server the way a client on the wire would: newline-delimited JSON on a
-child's pipes (:class:`_rawpeers.StdioChild`), raw Streamable HTTP with httpx, or a real
+child's pipes (:class:`kit.raw.StdioPeer`), raw Streamable HTTP with httpx, or a real
 :class:`elicitkit.Client`. No private server or client module is imported here.
 """
 
@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -21,14 +20,13 @@ import anyio
 import httpx
 import orjson
 
-from _rawpeers import INITIALIZED, StdioChild, call, init_request, req
 from elicitkit.protocol.framing import SSEParser
-from interop.support import serve_on_free_port
+from kit.processes import serve_on_free_port
+from kit.raw import INITIALIZED, RawHTTP, StdioChild, call, init_request, spawn_stdio
 
 HERE = Path(__file__).resolve().parent
 SERVER = HERE / "fault_server.py"
 DYING_CLIENT = HERE / "dying_client.py"
-ACCEPT_BOTH = "application/json, text/event-stream"
 ELICITING = {"elicitation": {"form": {}}}
 
 # Allowed growth of the server's traced memory after a run of faults (bytes). A leaked
@@ -77,25 +75,11 @@ def accept(value: int) -> dict[str, Any]:
 @contextlib.asynccontextmanager
 async def stdio_server(tmp_path: Path, outcomes: Path | None = None) -> AsyncIterator[StdioChild]:
     """``fault_server.py stdio`` with raw pipes, initialized (2025-11-25, form elicitation)."""
-    stderr_path = tmp_path / f"server-{os.urandom(4).hex()}.stderr"
-    with stderr_path.open("wb") as stderr:
-        process = await anyio.open_process(
-            [sys.executable, str(SERVER), "stdio"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            env=server_env(outcomes),
-        )
-    from _processes import stop_child
-
-    child = StdioChild(process, stderr_path)
-    try:
+    async with spawn_stdio(tmp_path, "stdio", script=SERVER, env=server_env(outcomes)) as child:
         answer = await child.request(init_request(version="2025-11-25", **ELICITING), timeout=30)
         assert "result" in answer, answer
         await child.send(INITIALIZED)
         yield child
-    finally:
-        await stop_child(process)
 
 
 async def stdio_tool(child: StdioChild, request_id: str, tool: str, **arguments: Any) -> Any:
@@ -119,37 +103,16 @@ def http_server(outcomes: Path | None = None) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}/mcp"
 
 
-@dataclass
-class HttpSession:
-    """One legacy Streamable HTTP session, spoken with raw httpx requests."""
+class HttpSession(RawHTTP):
+    """One legacy Streamable HTTP session of a form-eliciting client, spoken with raw httpx requests."""
 
-    http: httpx.AsyncClient
-    url: str
-    session_id: str = ""
-    version: str = "2025-11-25"
-
-    def headers(self, **extra: str) -> dict[str, str]:
-        return {
-            "Accept": ACCEPT_BOTH,
-            "Content-Type": "application/json",
-            "Mcp-Session-Id": self.session_id,
-            "MCP-Protocol-Version": self.version,
-            **extra,
-        }
+    def __init__(self, http: httpx.AsyncClient, url: str, version: str = "2025-11-25") -> None:
+        super().__init__(http, url)
+        self.version = version
 
     async def open(self) -> HttpSession:
-        body = orjson.dumps(init_request(version=self.version, **ELICITING))
-        resp = await self.http.post(
-            self.url, content=body, headers={"Accept": ACCEPT_BOTH, "Content-Type": "application/json"}
-        )
-        assert resp.status_code == 200, resp.text
-        self.session_id = resp.headers["mcp-session-id"]
-        note = await self.post(INITIALIZED)
-        assert note.status_code == 202, note.text
+        await self.initialize(self.version, ELICITING)
         return self
-
-    async def post(self, message: dict[str, Any]) -> httpx.Response:
-        return await self.http.post(self.url, content=orjson.dumps(message), headers=self.headers())
 
     async def tool(self, request_id: str, tool: str, **arguments: Any) -> Any:
         """A tool that answers at once (JSON, or SSE holding only its response)."""
@@ -163,18 +126,6 @@ class HttpSession:
                 if message.get("id") == request_id:
                     return tool_value(message["result"])
         raise AssertionError(resp.text)
-
-    async def answer(self, request_id: Any, result: dict[str, Any]) -> None:
-        resp = await self.post({"jsonrpc": "2.0", "id": request_id, "result": result})
-        assert resp.status_code == 202, (resp.status_code, resp.text)
-
-    async def ping(self, request_id: str = "ping") -> None:
-        resp = await self.post(req(request_id, "ping"))
-        assert resp.json() == {"jsonrpc": "2.0", "id": request_id, "result": {}}, resp.text
-
-    async def delete(self) -> int:
-        resp = await self.http.delete(self.url, headers=self.headers())
-        return resp.status_code
 
 
 class SSEReader:

@@ -15,8 +15,7 @@ import httpx
 import orjson
 import pytest
 
-from _rawpeers import call
-from server._modern import headers_for, meta
+from kit.raw import call, headers_for, meta
 
 from ._support import (
     Figures,
@@ -118,7 +117,7 @@ async def test_dropped_stream_then_session_deleted(url: str) -> None:
             session = await HttpSession(http, url).open()
             async with streamed_call(session, f"c-{tag}", "ask", tag=tag) as events:
                 await events.next_message()
-            assert await session.delete() == 200
+            assert (await session.delete()).status_code == 200
             assert (await session.post(call("after", "diag"))).status_code == 404
         await _settled(watcher, baseline, f"{ROUNDS} sessions deleted after a drop")
         assert await watcher.tool("o", "outcomes") == {f"deleted-{i}": ["cancelled"] for i in range(ROUNDS)}

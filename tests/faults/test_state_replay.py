@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from server._modern import HttpWire, Modern, Reply, complete, input_required
+from kit.raw import HttpWire, Modern, Reply, complete, input_required
 
 from ._support import fresh_http
 from .fault_server import STATE_TTL_SECONDS

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from interop.support import serve_on_free_port
+from kit.processes import serve_on_free_port
 
 from ._budget import fuzz_settings
 from ._strategies import json_values, messages, mutated

@@ -319,7 +319,7 @@ def test_error_response_wire_is_valid_json() -> None:
 @pytest.mark.timeout(30)
 async def test_defect_11_null_method_is_answered_by_a_stdio_server(tmp_path: Any) -> None:
     """The same frame through a spawned stdio server: an answer with the id, and the server lives on."""
-    from _rawpeers import spawn_stdio
+    from kit.raw import spawn_stdio
 
     async with spawn_stdio(tmp_path) as child:
         await child.initialize()

@@ -11,11 +11,11 @@ import anyio
 import orjson
 import pytest
 
-from _rawpeers import wait_until
 from elicitkit.protocol.jsonrpc import JSON, RequestId
 from elicitkit.runtime.contract import Endpoint, SessionPort
 from elicitkit.server import Server
 from elicitkit.server.context import Context
+from kit.raw import wait_until
 
 pytestmark = pytest.mark.anyio
 

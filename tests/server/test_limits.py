@@ -18,8 +18,7 @@ from elicitkit.elicitation.requests import ElicitRequest
 from elicitkit.elicitation.results import ElicitationResult
 from elicitkit.server.rounds.sealing import PUBLIC_MESSAGE
 from elicitkit.transports.http.asgi import StreamableHTTPHandler
-
-from ._modern import HttpWire, Modern, accept, complete, headers_for, input_required, memory_wire, meta
+from kit.raw import HttpWire, Modern, accept, complete, headers_for, input_required, memory_wire, meta
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
 

@@ -30,14 +30,13 @@ import pytest
 from elicitkit import Server
 from elicitkit.server.rounds.keys import KeyRing
 from elicitkit.server.rounds.sealing import PUBLIC_MESSAGE, AeadStateCodec
-
-from ._modern import (
+from kit.raw import (
     ACCEPT,
     META_CAPS,
     META_INFO,
     META_SERVER_INFO,
     META_VERSION,
-    SCRIPT,
+    MODERN_SERVER,
     V2026,
     HttpWire,
     MemoryWire,
@@ -51,13 +50,13 @@ from ._modern import (
     memory_wire,
     meta,
 )
+
 from .modern_server import build_server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
 
 LEGACY = "2025-11-25"
 REMOVED = ["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "unknown/method"]
-
 
 
 @pytest.fixture(scope="module")
@@ -530,7 +529,7 @@ def _modern_call(request_id: str, arguments: dict[str, Any], **extra: Any) -> di
 async def test_one_stdio_process_serves_a_legacy_client_and_2026_requests_at_once(tmp_path: Path) -> None:
     stderr = (tmp_path / "stderr.txt").open("wb")
     process = await anyio.open_process(
-        [sys.executable, str(SCRIPT), "stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr
+        [sys.executable, str(MODERN_SERVER), "stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr
     )
     try:
         peer = _Stdio(process)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import signal
-import socket
 import subprocess
 import sys
 import time
 
 import pytest
+
+from kit.processes import accepts_connections, free_port, stop_process
 
 SERVER = """
 import sys
@@ -28,36 +29,27 @@ else:
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _wait_for_port(port: int, proc: subprocess.Popen[bytes], deadline: float = 20.0) -> None:
     end = time.monotonic() + deadline
     while time.monotonic() < end:
         if proc.poll() is not None:
             raise AssertionError(f"server exited early: {proc.stderr.read() if proc.stderr else b''!r}")
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
+        if accepts_connections(port):
+            return
         time.sleep(0.05)
     raise AssertionError("server never started listening")
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_http_server_stops_cleanly_on_signal(sig: signal.Signals) -> None:
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen([sys.executable, "-c", SERVER, "http", str(port)], stderr=subprocess.PIPE)
     try:
         _wait_for_port(port, proc)
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=15)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
     assert proc.returncode == 0, err.decode()
     assert b"Traceback" not in err, err.decode()
 
@@ -75,9 +67,7 @@ def test_stdio_server_stops_cleanly_on_signal(sig: signal.Signals) -> None:
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=15)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
     assert proc.returncode == 0, err.decode()
     assert b"Traceback" not in err, err.decode()
 

@@ -19,8 +19,8 @@ import pytest
 
 from elicitkit.server.rounds.keys import ENV_VAR, KeyRing
 from elicitkit.server.rounds.sealing import PUBLIC_MESSAGE
-
-from .._modern import HttpWire, Modern, Reply, accept, complete, input_required, read_url, start_http_process, stop
+from kit.processes import read_url, stop_process
+from kit.raw import HttpWire, Modern, Reply, accept, complete, input_required, start_http_process
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
@@ -35,7 +35,6 @@ class Process:
     @property
     def stderr(self) -> str:
         return self.log.read_text()
-
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +53,7 @@ def processes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Pr
         }
     finally:
         for proc in started.values():
-            stop(proc)
+            stop_process(proc)
 
 
 @pytest.fixture(scope="module")

@@ -13,8 +13,8 @@ import httpx
 import orjson
 import pytest
 
-from _rawpeers import RawHTTP, init_request, req
 from elicitkit.transports.http.serve import serve_http_background
+from kit.raw import RawHTTP, init_request, req
 from support_server import SupportServer
 
 from ._wire import exchange, port_of, post_headers, request_bytes

@@ -17,9 +17,9 @@ import anyio
 import httpx
 import pytest
 
-from _rawpeers import INITIALIZED, RawHTTP, init_request, req
 from elicitkit.transports.http.serve import serve_http_background
-from interop.support import serve_on_free_port
+from kit.processes import serve_on_free_port
+from kit.raw import INITIALIZED, RawHTTP, init_request, req
 from support_server import SupportServer
 
 from ._wire import ACCEPT_BOTH, exchange, port_of, post_headers, request_bytes

@@ -12,12 +12,12 @@ import anyio
 import httpx
 import pytest
 
-from _rawpeers import ACCEPT_BOTH, RawHTTP, call, init_request, req, tasks_named, wait_until
 from elicitkit import Context, Server
 from elicitkit.protocol.errors import INVALID_REQUEST
 from elicitkit.protocol.framing import SSEParser
 from elicitkit.transports.http.asgi import StreamableHTTPHandler
 from elicitkit.transports.http.serve import serve_http_background
+from kit.raw import ACCEPT_BOTH, RawHTTP, call, init_request, req, tasks_named, wait_until
 from support_server import SupportServer
 
 pytestmark = pytest.mark.anyio

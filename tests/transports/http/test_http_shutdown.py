@@ -18,8 +18,8 @@ from typing import IO, Any
 import httpx
 import pytest
 
-from _rawpeers import INITIALIZED, call, init_request
-from interop.support import serve_on_free_port
+from kit.processes import serve_on_free_port
+from kit.raw import INITIALIZED, call, init_request
 
 from ._wire import ACCEPT_BOTH, post_headers, request_bytes
 

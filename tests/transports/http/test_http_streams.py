@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from _rawpeers import RawHTTP
 from elicitkit.protocol.errors import INVALID_REQUEST
 from elicitkit.transports.http.serve import serve_http_background
+from kit.raw import RawHTTP
 from support_server import SupportServer
 
 from ._wire import exchange, port_of, post_headers, request_bytes
