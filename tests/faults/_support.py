@@ -96,9 +96,11 @@ async def stdio_tool(child: StdioChild, request_id: str, tool: str, **arguments:
 
 
 @contextlib.contextmanager
-def http_server(outcomes: Path | None = None) -> Iterator[str]:
-    """``fault_server.py http PORT`` on a free port; yields its MCP URL."""
-    argv = lambda port: [sys.executable, str(SERVER), "http", str(port)]  # noqa: E731
+def http_server(outcomes: Path | None = None, idle_timeout: float | None = None) -> Iterator[str]:
+    """``fault_server.py http PORT [IDLE]`` on a free port; yields its MCP URL. ``idle_timeout``:
+    its legacy sessions expire after that many idle seconds (default: the server's 30 minutes)."""
+    idle = [] if idle_timeout is None else [str(idle_timeout)]
+    argv = lambda port: [sys.executable, str(SERVER), "http", str(port), *idle]  # noqa: E731
     with serve_on_free_port(argv, "fault_server.py", env=server_env(outcomes)) as (port, _proc, _log):
         yield f"http://127.0.0.1:{port}/mcp"
 

@@ -59,7 +59,7 @@ STATE_TTL_SECONDS = 60
 # (default 300 s); short here so the tests see the server come back to its baseline.
 # Issue 12 item 6 (legacy HTTP sessions never expire): once an idle expiry exists, configure a
 # short one here so test_client_dies.py::test_http_dead_clients_leave_nothing_behind can pass.
-HTTP_OPTIONS: dict[str, Any] = {"retention_seconds": 1.0, "session_idle_timeout": 2.5}
+HTTP_OPTIONS: dict[str, Any] = {"retention_seconds": 1.0}
 
 
 class Pick(BaseModel):
@@ -198,7 +198,8 @@ def main(argv: list[str]) -> None:
         tracemalloc.start(1)
     note("_started", str(os.getpid()))
     if argv[:1] == ["http"]:
-        server.run("http", port=int(argv[1]), **HTTP_OPTIONS)
+        idle = {"session_idle_timeout": float(argv[2])} if len(argv) > 2 else {}  # seconds
+        server.run("http", port=int(argv[1]), **HTTP_OPTIONS, **idle)
     else:
         server.run("stdio")
     note("_exited", str(os.getpid()))
