@@ -52,7 +52,15 @@ REMOVED_NOTIFICATIONS = frozenset({"notifications/initialized", "notifications/r
 # Methods whose results may be an InputRequiredResult.
 MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 # Methods whose target travels in Mcp-Name (and is bound into requestState), and the param holding it.
-NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+# tasks/*: the Tasks extension's routing header (protocol.tasks.NAME_PARAM, kept equal by a test).
+NAME_PARAM = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 
 _B64_PREFIX = "=?base64?"
 _B64_SUFFIX = "?="
