@@ -71,6 +71,10 @@ def build() -> Server:
     async def protocol_broken() -> str:
         raise MCPError(-32603, "internal trouble")
 
+    @server.tool(task="optional", task_ttl_ms=150)
+    async def short_lived() -> str:
+        return "gone soon"
+
     @server.tool(task="required", ask_before_task=True)
     async def named_then_task(ctx: Context) -> str:
         who = await ctx.elicit("Who?", Name, key="user_name")
@@ -239,6 +243,72 @@ async def test_the_task_name_header_is_checked_over_http() -> None:
         bad = await client.request("tasks/get", {"taskId": task_id}, envelope=EXT, headers=headers)
         assert bad.status == 400 and bad.error["code"] == -32020
         await client.request("tasks/cancel", {"taskId": task_id}, envelope=EXT)
+    await server.tasks.aclose()
+
+
+async def test_cancel_while_waiting_and_a_bad_answer_is_asked_again_under_a_new_key(client: Modern) -> None:
+    task_id = (await client.call("two_questions", envelope=EXT)).result["taskId"]
+    await settle(client, task_id, until=WAITING)
+    # the structural check fails at once (no action): asked again as q1.2, the old key is gone
+    await client.request("tasks/update", {"taskId": task_id, "inputResponses": {"q1": {"content": {}}}}, envelope=EXT)
+    waiting = await settle(client, task_id, until=WAITING)
+    assert list(waiting["inputRequests"]) == ["q1.2"]
+    # the tool's own validator refuses the answer on replay: asked again with the reason
+    bad = {"q1.2": accept(nom="x")}
+    await client.request("tasks/update", {"taskId": task_id, "inputResponses": bad}, envelope=EXT)
+    for _ in range(100):
+        waiting = await settle(client, task_id, until=WAITING)
+        if "q1.2" not in waiting["inputRequests"]:
+            break
+        await asyncio.sleep(0.02)
+    [key] = waiting["inputRequests"]
+    assert key == "q1.3" and "not accepted" in waiting["inputRequests"][key]["params"]["message"]
+    await client.request("tasks/cancel", {"taskId": task_id}, envelope=EXT)
+    cancelled = (await client.request("tasks/get", {"taskId": task_id}, envelope=EXT)).result
+    assert cancelled["status"] == "cancelled" and "inputRequests" not in cancelled
+    assert SIDE_EFFECTS == []
+
+
+async def test_a_task_expires_after_its_ttl(client: Modern) -> None:
+    created = (await client.call("short_lived", envelope=EXT)).result
+    assert created["ttlMs"] == 150
+    await settle(client, created["taskId"], until=TERMINAL)
+    await asyncio.sleep(0.25)
+    gone = (await client.request("tasks/get", {"taskId": created["taskId"]}, envelope=EXT)).error
+    assert gone["code"] == -32602
+
+
+async def test_a_task_and_a_plain_call_of_the_same_tool_side_by_side(client: Modern) -> None:
+    task_id = (await client.call("two_questions", envelope=EXT)).result["taskId"]
+    plain = (await client.call("two_questions")).result
+    assert plain["resultType"] == "input_required" and "taskId" not in plain
+    done = (await client.call("two_questions", responses={"q1": accept(name="Cy")}, state=plain["requestState"])).result
+    state = done["requestState"]
+    done = (await client.call("two_questions", responses={"q2": accept(age=3)}, state=state)).result
+    assert done["resultType"] == "complete" and done["content"][0]["text"] == "Cy is 3"
+    waiting = await settle(client, task_id, until=WAITING)
+    assert list(waiting["inputRequests"]) == ["q1"]
+
+
+async def test_a_handshake_session_never_sees_tasks() -> None:
+    server = build()
+    async with memory_wire(server) as wire:
+        init = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"extensions": {EXTENSION_ID: {}}},
+                "clientInfo": {"name": "old", "version": "0"},
+            },
+        }
+        caps = (await wire.send(init)).result["capabilities"]
+        assert "tasks" not in caps and "extensions" not in caps
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "must_be_task", "arguments": {}}}
+        assert (await wire.send(call)).result["content"][0]["text"] == "done"  # runs as an ordinary call
+        get = {"jsonrpc": "2.0", "id": 3, "method": "tasks/get", "params": {"taskId": "x"}}
+        assert (await wire.send(get)).error["code"] == -32601
     await server.tasks.aclose()
 
 
