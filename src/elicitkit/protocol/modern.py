@@ -85,7 +85,11 @@ def wrap(params: dict[str, Any] | None, envelope: Envelope) -> dict[str, Any]:
     out = dict(params or {})
     meta = dict(out.get("_meta") or {})
     meta[META_PROTOCOL_VERSION] = envelope.protocol_version
-    meta[META_CLIENT_CAPABILITIES] = envelope.client_capabilities
+    own = meta.get(META_CLIENT_CAPABILITIES)
+    # A request's own capabilities (say, the Tasks extension for one call) win over the defaults.
+    meta[META_CLIENT_CAPABILITIES] = (
+        envelope.client_capabilities if not isinstance(own, dict) else {**envelope.client_capabilities, **own}
+    )
     if envelope.client_info:
         meta[META_CLIENT_INFO] = envelope.client_info
     if envelope.log_level is not None:
