@@ -21,8 +21,10 @@ from elicitkit.protocol.errors import RESOURCE_NOT_FOUND, MCPError
 from elicitkit.protocol.handshake import Phase
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.protocol.modern import InvalidToolHeaders, tool_header_params
+from elicitkit.protocol.subscriptions import LISTEN
 from elicitkit.server import methods
 from elicitkit.server.context import Context
+from elicitkit.server.listen import Listeners, listen
 from elicitkit.server.lowlevel import LowLevelServer
 from elicitkit.server.prompts import Prompt, make_prompt
 from elicitkit.server.resolvers import Resolve, build_graph
@@ -87,6 +89,7 @@ class Server(LowLevelServer):
         self.completion_fn: CompletionFn | None = None
         self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
         self.tasks = TaskSupport(self, task_store)
+        self.listeners = Listeners()  # open subscriptions/listen streams (2026)
         handlers = {
             "tools/list": methods.list_tools,
             "tools/call": methods.call_tool,
@@ -98,6 +101,7 @@ class Server(LowLevelServer):
             "prompts/list": methods.list_prompts,
             "prompts/get": methods.get_prompt,
             "completion/complete": methods.complete,
+            LISTEN: listen,
         }
         for method, handler in handlers.items():
             # A partial, not a method of ours: no Python frame between the session and the handler.
@@ -118,6 +122,12 @@ class Server(LowLevelServer):
     def modern_capabilities(self) -> dict[str, Any]:
         """2026 capabilities, plus the Tasks extension once a tool may run as a task."""
         caps = super().modern_capabilities()
+        # subscriptions/listen carries list changes (and resource updates) to 2026 clients
+        for name in ("tools", "prompts", "resources"):
+            if isinstance(caps.get(name), dict):
+                caps[name] = {**caps[name], "listChanged": True}
+        if isinstance(caps.get("resources"), dict):
+            caps["resources"]["subscribe"] = True
         if self.tasks.enabled:
             caps["extensions"] = {**caps.get("extensions", {}), **wire_tasks.server_extensions()}
         return caps
@@ -288,16 +298,20 @@ class Server(LowLevelServer):
                 logger.debug("could not notify a session of %s", method)
 
     async def notify_tools_changed(self) -> None:
+        self.listeners.publish("notifications/tools/list_changed")
         await self._broadcast("notifications/tools/list_changed")
 
     async def notify_prompts_changed(self) -> None:
+        self.listeners.publish("notifications/prompts/list_changed")
         await self._broadcast("notifications/prompts/list_changed")
 
     async def notify_resources_changed(self) -> None:
+        self.listeners.publish("notifications/resources/list_changed")
         await self._broadcast("notifications/resources/list_changed")
 
     async def notify_resource_updated(self, uri: str) -> None:
-        """Tell every session subscribed to ``uri`` that it changed."""
+        """Tell every session subscribed to ``uri`` that it changed (and every listen stream that asked)."""
+        self.listeners.publish("notifications/resources/updated", {"uri": uri})
         subscribed = [s for s in self.live_sessions() if uri in s.subscriptions]
         if subscribed:
             await self._broadcast("notifications/resources/updated", {"uri": uri}, only=subscribed)

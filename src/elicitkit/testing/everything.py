@@ -549,6 +549,18 @@ def _add_task_tools(server: Server) -> None:
         """Sync only: ``Hello, {name}!``."""
         return f"Hello, {name}!"
 
+    @server.tool()
+    async def test_trigger_tool_change() -> str:
+        """Announces a tools/list change (to handshake sessions and subscriptions/listen streams)."""
+        await server.notify_tools_changed()
+        return "tools/list_changed sent"
+
+    @server.tool()
+    async def test_trigger_prompt_change() -> str:
+        """Announces a prompts/list change (to handshake sessions and subscriptions/listen streams)."""
+        await server.notify_prompts_changed()
+        return "prompts/list_changed sent"
+
     @server.tool(task="optional", task_poll_interval_ms=TASK_POLL_MS)
     async def slow_compute(seconds: float = 1, label: str = "") -> str:
         """Sleeps ``seconds``, then answers; cancelled while it sleeps, the task ends ``cancelled``."""

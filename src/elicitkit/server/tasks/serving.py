@@ -24,6 +24,7 @@ from elicitkit.protocol import tasks as wire
 from elicitkit.protocol.errors import METHOD_NOT_FOUND, MCPError
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.server.rounds.round import InputRound
+from elicitkit.server.tasks.events import TaskEvents
 from elicitkit.server.tasks.run import BecomeTask, TaskRound, make_run_once, pinned_answers
 from elicitkit.server.tasks.runner import TaskRunner, task_not_found
 from elicitkit.server.tasks.store import SQLiteTaskStore, TaskStore
@@ -76,6 +77,7 @@ class TaskSupport:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._sweeper: asyncio.Task[None] | None = None
         self.sweep_interval = sweep_interval
+        self.events = TaskEvents()  # committed changes, for subscriptions/listen streams
 
     @property
     def enabled(self) -> bool:
@@ -96,7 +98,7 @@ class TaskSupport:
         if self._runner is not None and self._loop is loop:
             return self._runner
         session = self.server.create_detached_session()
-        runner = TaskRunner(self.store, make_run_once(self.server, session))
+        runner = TaskRunner(self.store, make_run_once(self.server, session), on_change=self.events.publish)
         self._runner, self._loop = runner, loop
         try:
             await runner.sweep()

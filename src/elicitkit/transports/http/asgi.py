@@ -332,6 +332,10 @@ class StreamableHTTPHandler:
                 hs.drop_stream(stream)
             with contextlib.suppress(Exception):
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
+        elif stream.public_id is not None and stream.request_id is not None:
+            # 2026: closing the connection cancels (as in _answer); a listen stream ends this way
+            hs.session.cancel(stream.request_id)
+            hs.drop_stream(stream)
         elif stream is not hs.standalone:
             self.table.retire_when_done(hs, stream)
 
