@@ -3,7 +3,9 @@ polls and answers with the same elicitation callback; the hands-off handle; get/
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -15,9 +17,11 @@ from elicitkit.client.tasks import TaskCancelled, TaskHandle
 from elicitkit.elicitation.requests import ElicitRequest, FormRequest
 from elicitkit.elicitation.results import AcceptedElicitation, ElicitationResult
 from elicitkit.server.tasks import InMemoryTaskStore
+from elicitkit.server.tasks.serving import ENV_TASK_DB
 from elicitkit.transports.http.serve import serve_http_background
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
+TASK_SERVER = Path(__file__).resolve().parents[1] / "server" / "tasks" / "_task_server.py"
 
 
 class Name(BaseModel):
@@ -122,3 +126,17 @@ async def test_answer_task_by_hand(server: Server) -> None:
         after = await client.get_task(started.task_id)
         assert key not in after.get("inputRequests", {})
         await client.cancel_task(started.task_id)
+
+
+async def test_a_task_over_stdio(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENV_TASK_DB, str(tmp_path / "tasks.db"))
+    effects = tmp_path / "effects.txt"
+
+    async def yes(request: ElicitRequest) -> ElicitationResult[Any]:
+        return ElicitationResult.accept({"approve": True})
+
+    command = [sys.executable, str(TASK_SERVER), "stdio"]
+    async with Client(command, mode="modern", elicitation_callback=yes) as client:
+        result = await client.call_tool("deploy", {"target": "edge", "effects": str(effects)}, task=True)
+    assert result.text == "edge: deployed"
+    assert effects.read_text().splitlines() == ["deployed edge=True"]

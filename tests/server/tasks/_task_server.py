@@ -1,8 +1,9 @@
 """A task server for the end-to-end restart tests, run as a child process and SIGKILLed.
 
 ``python _task_server.py PORT``: serves Streamable HTTP on 127.0.0.1:PORT with tasks in the
-SQLite file ``$ELICITKIT_TASK_DB``. Its ``deploy`` tool asks one question, then appends one
-line to the file ``effects`` (its argument): the side effect that must run exactly once.
+SQLite file ``$ELICITKIT_TASK_DB`` (``stdio`` instead of a port: serves stdio). Its ``deploy``
+tool asks one question, then appends one line to the file ``effects`` (its argument): the side
+effect that must run exactly once.
 """
 
 from __future__ import annotations
@@ -40,5 +41,8 @@ def build_server() -> Server:
 
 
 if __name__ == "__main__":
-    port = int(sys.argv[1])
-    anyio.run(lambda: build_server().run_async("http", host="127.0.0.1", port=port))
+    if sys.argv[1] == "stdio":
+        anyio.run(lambda: build_server().run_async("stdio"))
+    else:
+        port = int(sys.argv[1])
+        anyio.run(lambda: build_server().run_async("http", host="127.0.0.1", port=port))
