@@ -176,6 +176,7 @@ class Server(LowLevelServer):
         task_ttl_ms: int | Literal["default"] | None = "default",
         task_poll_interval_ms: int | Literal["default"] | None = "default",
         ask_before_task: bool = False,
+        task_rerun_on_restart: bool = False,
     ) -> Callable[[F], F]:
         """Register a function as a tool. Sync functions run inline unless ``thread=True``.
 
@@ -186,6 +187,9 @@ class Server(LowLevelServer):
         (None: unlimited) and how often a client should poll it. ``ask_before_task``: the body
         runs in the call itself, asking through ordinary rounds, until it awaits
         ``ctx.run_as_task()``; the task then carries on from there with those answers.
+        ``task_rerun_on_restart``: a task whose server died while it ran runs again from its
+        recorded answers (only for tools whose code after the last question is idempotent);
+        by default it fails, so that code never runs twice.
         """
         if task not in ("never", "optional", "required"):
             raise ValueError(f"task must be 'never', 'optional' or 'required', not {task!r}")
@@ -204,7 +208,7 @@ class Server(LowLevelServer):
                     thread=thread,
                     extra_kinds=self.parameter_kind,
                 ),
-                task=TaskOptions(task, task_ttl_ms, task_poll_interval_ms, ask_before_task),
+                task=TaskOptions(task, task_ttl_ms, task_poll_interval_ms, ask_before_task, task_rerun_on_restart),
             )
             return fn
 

@@ -4,6 +4,7 @@ tasks/get|update|cancel, negotiation and the routing header, all over raw 2026 r
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -74,6 +75,10 @@ def build() -> Server:
     @server.tool(task="optional", task_ttl_ms=150)
     async def short_lived() -> str:
         return "gone soon"
+
+    @server.tool(task="optional", task_rerun_on_restart=True)
+    async def idempotent() -> str:
+        return "ran again"
 
     @server.tool(task="required", ask_before_task=True)
     async def named_then_task(ctx: Context) -> str:
@@ -309,6 +314,24 @@ async def test_a_handshake_session_never_sees_tasks() -> None:
         assert (await wire.send(call)).result["content"][0]["text"] == "done"  # runs as an ordinary call
         get = {"jsonrpc": "2.0", "id": 3, "method": "tasks/get", "params": {"taskId": "x"}}
         assert (await wire.send(get)).error["code"] == -32601
+    await server.tasks.aclose()
+
+
+async def test_a_run_that_died_reruns_only_for_tools_that_allow_it() -> None:
+    server = build()
+    runner = await server.tasks.runner()
+    stale = []
+    for tool in ("idempotent", "sleepy"):
+        record = await runner.create(tool, {"seconds": 0} if tool == "sleepy" else {}, start=False)
+        # as if its process had died mid-run: another runner's lease, lapsed
+        dead = dataclasses.replace(record, lease_owner="a-dead-process", lease_expires_at=0.0)
+        stale.append(await runner.store.replace(dead, expected_version=record.version))
+    assert all(stale)
+    await runner.sweep()
+    rerun, failed = (r.task_id for r in stale if r is not None)
+    await runner.wait(rerun)
+    assert (await runner.get(rerun)).result == {"content": [{"type": "text", "text": "ran again"}]}
+    assert (await runner.get(failed)).status == "failed"
     await server.tasks.aclose()
 
 

@@ -52,6 +52,7 @@ class TaskOptions:
     ttl_ms: int | Literal["default"] | None = "default"
     poll_interval_ms: int | Literal["default"] | None = "default"
     ask_before_task: bool = False  # run the body in the call until ctx.run_as_task()
+    rerun_on_restart: bool = False  # a run whose process died runs again (idempotent tools only)
 
 
 def default_task_db(server_name: str) -> Path:
@@ -98,7 +99,12 @@ class TaskSupport:
         if self._runner is not None and self._loop is loop:
             return self._runner
         session = self.server.create_detached_session()
-        runner = TaskRunner(self.store, make_run_once(self.server, session), on_change=self.events.publish)
+        runner = TaskRunner(
+            self.store,
+            make_run_once(self.server, session),
+            on_change=self.events.publish,
+            interrupted_policy=self._interrupted_policy,
+        )
         self._runner, self._loop = runner, loop
         try:
             await runner.sweep()
@@ -106,6 +112,10 @@ class TaskSupport:
             logger.exception("sweeping the task store at start-up failed")
         self._sweeper = loop.create_task(self._sweep_forever(runner), name="elicitkit-task-sweeper")
         return runner
+
+    def _interrupted_policy(self, tool: str) -> Literal["fail", "rerun"] | None:
+        options = self.options.get(tool)
+        return "rerun" if options is not None and options.rerun_on_restart else None
 
     async def _sweep_forever(self, runner: TaskRunner) -> None:
         while True:
