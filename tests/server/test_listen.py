@@ -17,7 +17,7 @@ from elicitkit.protocol.tasks import EXTENSION_ID
 from elicitkit.server.tasks import InMemoryTaskStore
 from elicitkit.transports.http.serve import serve_http_background
 
-from ._modern import ACCEPT, HttpWire, Modern, headers_for, meta
+from ._modern import ACCEPT, HttpWire, Modern, headers_for, memory_wire, meta
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
 SUB_ID = "io.modelcontextprotocol/subscriptionId"
@@ -119,3 +119,31 @@ async def test_task_status_notifications_for_the_callers_tasks() -> None:
 
 def http_wire_for(url: str) -> HttpWire:
     return HttpWire(httpx.AsyncClient(timeout=10), url)
+
+
+async def test_listen_off_http_ends_with_cancellation_and_tags_the_request_id() -> None:
+    server = build()
+    async with memory_wire(server) as wire:
+        listen = {
+            "jsonrpc": "2.0",
+            "id": 77,
+            "method": "subscriptions/listen",
+            "params": {"notifications": {"toolsListChanged": True}, "_meta": meta()},
+        }
+        await wire.session.peer.feed(orjson.dumps(listen))
+        with anyio.fail_after(5):
+            while len(server.listeners) == 0:  # noqa: ASYNC110 (polling a plain counter)
+                await anyio.sleep(0.01)
+        await Modern(wire).call("touch_tools")
+        with anyio.fail_after(5):
+            while not any(m.get("method") == "notifications/tools/list_changed" for m in wire.outgoing):  # noqa: ASYNC110
+                await anyio.sleep(0.01)
+        frames = [m for m in wire.outgoing if str(m.get("method", "")).startswith("notifications/")]
+        assert frames[0]["method"] == "notifications/subscriptions/acknowledged"
+        assert all(f["params"]["_meta"][SUB_ID] == 77 for f in frames)
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 77}}
+        await wire.session.peer.feed(orjson.dumps(cancel))
+        with anyio.fail_after(5):
+            while len(server.listeners):  # noqa: ASYNC110 (polling a plain counter)
+                await anyio.sleep(0.01)
+    await server.tasks.aclose()
