@@ -14,7 +14,14 @@ import elicitkit.compat
 import elicitkit.errors
 
 ROOT = Path(__file__).resolve().parents[1]
-PUBLIC_MODULES = {"elicitkit", "elicitkit.content", "elicitkit.errors", "elicitkit.compat", "elicitkit.testing.kit"}
+PUBLIC_MODULES = {
+    "elicitkit",
+    "elicitkit.content",
+    "elicitkit.errors",
+    "elicitkit.compat",
+    "elicitkit.tasks",
+    "elicitkit.testing.kit",
+}
 
 
 def test_the_curated_api_is_small_and_every_name_is_documented() -> None:

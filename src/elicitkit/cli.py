@@ -1,6 +1,7 @@
 """The ``elicitkit`` command: call any MCP server's tools and answer its questions, serve, demo.
 
-    elicitkit call SERVER [TOOL] [--arg k=v ...] [--ui terminal|browser|ci] [--defaults FILE]
+    elicitkit call SERVER [TOOL] [--arg k=v ...] [--ui terminal|browser|ci] [--defaults FILE] [--task [--detach]]
+    elicitkit tasks get|answer|cancel SERVER TASK_ID
     elicitkit serve MODULE:SERVER [--transport stdio|http] [--port N]
     elicitkit demo [--ui terminal|browser|ci]
 
@@ -28,6 +29,7 @@ from elicitkit.client.connect import ServerUnreachable
 from elicitkit.client.handlers.ci import CIHandler
 from elicitkit.client.handlers.policy import AuditLog, Policy, RateLimit
 from elicitkit.client.results import CallToolResult, ImageContent, TextContent, Tool
+from elicitkit.client.tasks import TaskHandle
 from elicitkit.protocol.errors import MCPError
 
 UI_CHOICES = ("auto", "terminal", "browser", "ci")
@@ -192,6 +194,8 @@ async def _call(
     mode: str,
     as_json: bool,
     timeout: float,
+    task: bool = False,
+    detach: bool = False,
 ) -> int:
     async with Client(
         _target(server),
@@ -212,7 +216,15 @@ async def _call(
         if tool is None:
             names = ", ".join(t.name for t in tools) or "none"
             raise click.UsageError(f"the server has no tool {tool_name!r} (it has: {names})")
-        result = await client.call_tool(tool_name, _arguments(pairs, args_json, tool))
+        arguments = _arguments(pairs, args_json, tool)
+        if detach:  # hands-off: print the task id; answer later with `elicitkit tasks answer`
+            started = await client.start_task(tool_name, arguments)
+            if isinstance(started, TaskHandle):
+                click.echo(started.task_id)
+                return 0
+            result = started
+        else:
+            result = await client.call_tool(tool_name, arguments, task=task)
         _print_result(result, as_json)
         return 1 if result.is_error else 0
 
@@ -248,6 +260,8 @@ def main() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the raw tool result as JSON.")
 @click.option("--timeout", type=float, default=600.0, show_default=True, help="Seconds per request.")
 @click.option("--plain", is_flag=True, help="Terminal form in plain lines: no boxes, colours or line editing.")
+@click.option("--task", is_flag=True, help="Run as a task (2026-07-28 Tasks extension; implies --mode modern).")
+@click.option("--detach", is_flag=True, help="With --task: print the task id and return at once.")
 def call(
     server: str,
     tool: str | None,
@@ -262,6 +276,8 @@ def call(
     as_json: bool,
     timeout: float,
     plain: bool,
+    task: bool,
+    detach: bool,
 ) -> None:
     """Call TOOL on SERVER (a command line or an http(s) URL) and answer its questions; no TOOL lists tools."""
     if audit:
@@ -275,8 +291,18 @@ def call(
         sensitive_fields=not allow_sensitive,
         audit=AuditLog(audit) if audit else None,
     )
+    if detach and not task:
+        raise click.UsageError("--detach needs --task")
+    if task:
+        mode = "modern"
+    code = _run_reporting(server, _call, server, tool, pairs, args_json, handler, mode, as_json, timeout, task, detach)
+    sys.exit(code)
+
+
+def _run_reporting(server: str, fn: Any, *args: Any) -> int:
+    """Run a command's coroutine; failures become one clear line and exit code 2."""
     try:
-        code = anyio.run(_call, server, tool, pairs, args_json, handler, mode, as_json, timeout)
+        code: int = anyio.run(fn, *args)
     except ServerUnreachable as exc:  # its message says what failed and what to try
         click.echo(f"error: {exc.message}", err=True)
         code = 2
@@ -292,7 +318,55 @@ def call(
     except Exception as exc:  # a clear line, not a traceback: this is a command for people
         click.echo(f"error: {type(exc).__name__}: {exc}", err=True)
         code = 2
-    sys.exit(code)
+    return code
+
+
+@main.group()
+def tasks() -> None:
+    """Look at, answer or cancel a task on a 2026-07-28 server (``call --task --detach`` made it)."""
+
+
+async def _task_command(server: str, action: str, task_id: str, handler: Any, as_json: bool, timeout: float) -> int:
+    async with Client(_target(server), mode="modern", elicitation_callback=handler, timeout=timeout) as client:
+        if action == "get":
+            click.echo(json.dumps(await client.get_task(task_id), indent=2, ensure_ascii=False))
+            return 0
+        if action == "cancel":
+            await client.cancel_task(task_id)
+            click.echo(f"cancel requested for {task_id}")
+            return 0
+        result = await client.follow_task(task_id)
+        _print_result(result, as_json)
+        return 1 if result.is_error else 0
+
+
+@tasks.command("get")
+@click.argument("server")
+@click.argument("task_id")
+def tasks_get(server: str, task_id: str) -> None:
+    """Print the task as the server shows it (status, and its result, error or open questions)."""
+    sys.exit(_run_reporting(server, _task_command, server, "get", task_id, None, True, 60.0))
+
+
+@tasks.command("answer")
+@click.argument("server")
+@click.argument("task_id")
+@click.option("--ui", type=click.Choice(UI_CHOICES), default="auto", show_default=True, help="Who answers questions.")
+@click.option("--defaults", type=click.Path(exists=True, dir_okay=False), help="JSON/TOML field defaults (ci).")
+@click.option("--json", "as_json", is_flag=True, help="Print the raw tool result as JSON.")
+@click.option("--plain", is_flag=True, help="Terminal form in plain lines: no boxes, colours or line editing.")
+def tasks_answer(server: str, task_id: str, ui: str, defaults: str | None, as_json: bool, plain: bool) -> None:
+    """Answer the task's questions as they come and print its result when it ends."""
+    handler = Policy(make_handler(ui, _load_defaults(defaults), plain))
+    sys.exit(_run_reporting(server, _task_command, server, "answer", task_id, handler, as_json, 600.0))
+
+
+@tasks.command("cancel")
+@click.argument("server")
+@click.argument("task_id")
+def tasks_cancel(server: str, task_id: str) -> None:
+    """Ask the server to cancel the task."""
+    sys.exit(_run_reporting(server, _task_command, server, "cancel", task_id, None, True, 60.0))
 
 
 def load_server(target: str) -> Any:

@@ -16,6 +16,7 @@ the wrong kind of thing), ``InvalidAnswer`` a ``ValueError``, ``ElicitationTimeo
     │   │   ├── ServerUnreachable     a client could not start or reach the server (says what to try)
     │   │   └── SessionExpired        the server forgot the HTTP session and a new one was refused
     │   ├── ModernNotSupported        a client forced 2026-07-28 on a server that does not speak it
+    │   ├── TaskCancelled             a task the client waited on was cancelled
     │   └── UrlElicitationRequired    -32042: complete these URL elicitations, then retry (also an ElicitationError)
     │       └── AnswerOnPage          the question waits on a server-hosted page (the fallback ladder's link)
     ├── ElicitationError              asking the person did not give an answer
@@ -80,6 +81,7 @@ _HOMES = {
     "ServerUnreachable": "elicitkit.client.connect",
     "SessionExpired": "elicitkit.client.connect",
     "ModernNotSupported": "elicitkit.client.connect",
+    "TaskCancelled": "elicitkit.client.tasks",
     "QuestionRefused": "elicitkit.client.responder",
     "MultiRoundTripError": "elicitkit.client.rounds",
     "TooManyInputRounds": "elicitkit.client.rounds",

@@ -67,6 +67,28 @@ LEGS = [
         ),
     ),
     Leg(
+        # The bare run (no --spec-version): every scenario, extension ones (Tasks) included.
+        "alpha12_all",
+        LATEST,
+        ("--suite", "all"),
+        frozenset(
+            {
+                "server-stateless",
+                "tasks-lifecycle",
+                "tasks-capability-negotiation",
+                "tasks-wire-fields",
+                "tasks-request-state-removal",
+                "tasks-mrtr-input",
+                "tasks-request-headers",
+                "tasks-dispatch-and-envelope",
+                "tasks-required-task-error",
+                "tasks-mrtr-composition",
+                "input-required-result-basic-elicitation",
+                "http-header-validation",
+            }
+        ),
+    ),
+    Leg(
         "alpha12_2025_11_25",
         LATEST,
         ("--suite", "all", "--spec-version", "2025-11-25"),

@@ -99,7 +99,12 @@ def error_of(reply: Reply, code: int, status: int) -> dict[str, Any]:
 async def test_discover_describes_the_server(client: Modern) -> None:
     result = complete(await client.request("server/discover"))
     assert V2026 in result["supportedVersions"]
-    assert result["capabilities"] == {"tools": {}, "resources": {}, "prompts": {}, "completions": {}}
+    assert result["capabilities"] == {
+        "tools": {"listChanged": True},  # delivered on subscriptions/listen streams
+        "resources": {"listChanged": True, "subscribe": True},
+        "prompts": {"listChanged": True},
+        "completions": {},
+    }
     assert "logging" not in result["capabilities"]  # no logging/setLevel in 2026
     assert isinstance(result["ttlMs"], int) and result["ttlMs"] >= 0
     assert result["cacheScope"] in ("public", "private")

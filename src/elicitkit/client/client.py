@@ -16,6 +16,7 @@ from typing import Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel
 
+from elicitkit.client import tasks
 from elicitkit.client.connect import ClientMode, Connection, transport_for
 from elicitkit.client.responder import (
     ElicitationCallback,
@@ -303,6 +304,7 @@ class Client:
         progress_callback: ProgressCallback | None = ...,
         complete_url_elicitations: bool | None = ...,
         input_required: Literal["handle"] = ...,
+        task: bool = ...,
     ) -> CallToolResult: ...
 
     @overload
@@ -315,6 +317,7 @@ class Client:
         progress_callback: ProgressCallback | None = ...,
         complete_url_elicitations: bool | None = ...,
         input_required: InputRequiredHandling,
+        task: bool = ...,
     ) -> CallToolResult | InputRequiredResult: ...
 
     async def call_tool(
@@ -326,8 +329,13 @@ class Client:
         progress_callback: ProgressCallback | None = None,
         complete_url_elicitations: bool | None = None,
         input_required: InputRequiredHandling = "handle",
+        task: bool = False,
     ) -> CallToolResult | InputRequiredResult:
         """Call a tool.
+
+        ``task=True`` (2026-07-28): declare the Tasks extension; if the server answers with a
+        task, poll it at its interval, answer its questions with this client's callbacks and
+        return its result (see :meth:`start_task` for the hands-off form).
 
         ``input_required="handle"`` (default) answers a 2026 server's input requests through
         the callbacks and retries until the tool completes; ``"return"`` hands the first
@@ -337,6 +345,8 @@ class Client:
         ``complete_url_elicitations`` (default: the client's ``auto_url_elicitation``), runs the
         URL callback for each elicitation, waits for their completion and retries once per new URL.
         """
+        if task and self.era is Era.MODERN:
+            return CallToolResult.model_validate(await self._call_as_task(name, arguments, timeout))
         params: JSON = {"name": name, "arguments": arguments or {}}
         auto = self.auto_url_elicitation if complete_url_elicitations is None else complete_url_elicitations
         seen: set[tuple[str, str]] = set()
@@ -354,6 +364,36 @@ class Client:
                 await finish_url_elicitations(required, seen, self.elicitation, self.url_elicitation_timeout)
                 continue
             return outcome if isinstance(outcome, InputRequiredResult) else CallToolResult.model_validate(outcome)
+
+    # -- tasks (2026-07-28, Tasks extension) -------------------------------------------
+
+    async def _call_as_task(self, name: str, arguments: JSON | None, timeout: float | None) -> JSON:
+        started = await tasks.start_task(self, name, arguments, timeout=timeout)
+        if isinstance(started, tasks.TaskHandle):
+            return await tasks.follow_task(self, started.task_id)
+        return started
+
+    async def start_task(self, name: str, arguments: JSON | None = None) -> tasks.TaskHandle | CallToolResult:
+        """Hands-off: call ``name`` as a task and return its handle at once (or the result, if
+        the server answered without a task). Look, answer or cancel later, from any client."""
+        started = await tasks.start_task(self, name, arguments)
+        return started if isinstance(started, tasks.TaskHandle) else CallToolResult.model_validate(started)
+
+    async def follow_task(self, task_id: str) -> CallToolResult:
+        """Poll a task to its end, answering its questions with this client's callbacks."""
+        return CallToolResult.model_validate(await tasks.follow_task(self, task_id))
+
+    async def get_task(self, task_id: str) -> JSON:
+        """``tasks/get``: the task as it stands."""
+        return await tasks.get_task(self, task_id)
+
+    async def answer_task(self, task_id: str, responses: JSON) -> None:
+        """``tasks/update``: answers by input request key."""
+        await tasks.answer_task(self, task_id, responses)
+
+    async def cancel_task(self, task_id: str) -> None:
+        """``tasks/cancel``."""
+        await tasks.cancel_task(self, task_id)
 
     async def list_resources(self, cursor: str | None = None) -> ListResourcesResult:
         return await self._typed(ListResourcesResult, "resources/list", {"cursor": cursor} if cursor else None)

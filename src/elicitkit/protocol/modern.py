@@ -53,7 +53,15 @@ REMOVED_NOTIFICATIONS = frozenset({"notifications/initialized", "notifications/r
 # Methods whose results may be an InputRequiredResult.
 MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 # Methods whose target travels in Mcp-Name (and is bound into requestState), and the param holding it.
-NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+# tasks/*: the Tasks extension's routing header (protocol.tasks.NAME_PARAM, kept equal by a test).
+NAME_PARAM = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 
 _B64_PREFIX = "=?base64?"
 _B64_SUFFIX = "?="
@@ -78,7 +86,11 @@ def wrap(params: dict[str, Any] | None, envelope: Envelope) -> dict[str, Any]:
     out = dict(params or {})
     meta = dict(out.get("_meta") or {})
     meta[META_PROTOCOL_VERSION] = envelope.protocol_version
-    meta[META_CLIENT_CAPABILITIES] = envelope.client_capabilities
+    own = meta.get(META_CLIENT_CAPABILITIES)
+    # A request's own capabilities (say, the Tasks extension for one call) win over the defaults.
+    meta[META_CLIENT_CAPABILITIES] = (
+        envelope.client_capabilities if not isinstance(own, dict) else {**envelope.client_capabilities, **own}
+    )
     if envelope.client_info:
         meta[META_CLIENT_INFO] = envelope.client_info
     if envelope.log_level is not None:

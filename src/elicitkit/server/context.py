@@ -227,6 +227,17 @@ class Context:
         roots = result.get("roots") if isinstance(result, dict) else None
         return roots if isinstance(roots, list) else []
 
+    async def run_as_task(self) -> None:
+        """Carry on as a task (Tasks extension) once the questions asked so far are answered.
+
+        Only for a tool registered with ``task=..., ask_before_task=True`` and a 2026 request
+        that declares the extension; anywhere else (an ordinary call, a run that already is the
+        task) it returns at once and the body simply carries on.
+        """
+        from elicitkit.server.tasks.serving import run_as_task
+
+        run_as_task(self._scope)
+
     async def elicit_complete(self, elicitation_id: str) -> None:
         """Tell the client the out-of-band step of ``elicitation_id`` is done."""
         await self.session.send_elicit_complete(elicitation_id, related=self.request_id)

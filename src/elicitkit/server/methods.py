@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from elicitkit.elicitation.errors import ElicitationError, UrlElicitationRequired
 from elicitkit.protocol.errors import INVALID_PARAMS, MCPError
 from elicitkit.protocol.jsonrpc import JSON
+from elicitkit.protocol.tasks import declares_tasks, missing_extension
 from elicitkit.server import asking
 from elicitkit.server.prompts import render_messages
 from elicitkit.server.resolvers import context_asker, resolve
@@ -111,6 +112,13 @@ def call_tool(server: Server, scope: RequestScope) -> Awaitable[JSON]:
         arguments = {}
     if not isinstance(arguments, dict):
         raise MCPError(INVALID_PARAMS, "tools/call: arguments must be an object")
+    if scope.modern:
+        task = server.tasks.options.get(tool.name)
+        if task is not None:  # a task tool (Tasks extension, 2026 only)
+            if declares_tasks(scope.client_capabilities):
+                return server.tasks.call(tool, task, arguments, scope)
+            if task.mode == "required":
+                raise missing_extension(f"tool {tool.name!r} runs only as a task; declare the tasks extension")
     scope.open_round(server.state_codec, server.principal_hook)
     return run_tool(server, tool, arguments, scope)
 

@@ -16,12 +16,15 @@ from typing import Any, Literal, TypeVar
 import anyio
 
 from elicitkit.elicitation.results import ElicitationResult
+from elicitkit.protocol import tasks as wire_tasks
 from elicitkit.protocol.errors import RESOURCE_NOT_FOUND, MCPError
 from elicitkit.protocol.handshake import Phase
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.protocol.modern import InvalidToolHeaders, tool_header_params
+from elicitkit.protocol.subscriptions import LISTEN
 from elicitkit.server import methods
 from elicitkit.server.context import Context
+from elicitkit.server.listen import Listeners, listen
 from elicitkit.server.lowlevel import LowLevelServer
 from elicitkit.server.prompts import Prompt, make_prompt
 from elicitkit.server.resolvers import Resolve, build_graph
@@ -29,6 +32,8 @@ from elicitkit.server.resources import Resource, ResourceTemplate, make_resource
 from elicitkit.server.rounds.sealing import StateCodec, default_codec
 from elicitkit.server.scope import RequestScope, current_scope
 from elicitkit.server.session import ServerSession
+from elicitkit.server.tasks.serving import TaskMode, TaskOptions, TaskSupport
+from elicitkit.server.tasks.store import TaskStore
 from elicitkit.server.tools import Tool, make_tool
 
 logger = logging.getLogger("elicitkit.server")
@@ -58,11 +63,14 @@ class Server(LowLevelServer):
         state_codec: StateCodec | None = None,
         max_questions: int = LowLevelServer.max_questions,
         principal: Callable[[Context], str | None] | None = None,
+        task_store: TaskStore | None = None,
     ) -> None:
         """``max_questions``: the most questions one request may ask (each re-ask counts); past it
         the call ends with an error naming the cap. ``principal``: who a request acts for (say,
         the user behind its token); 2026 ``requestState`` is bound to it, so a state sealed for
-        one principal is refused for another."""
+        one principal is refused for another. ``task_store``: where tasks (``@tool(task=...)``)
+        live; default a SQLite file at ``$ELICITKIT_TASK_DB`` or under the user's state directory,
+        opened only when the first task is made (pass ``InMemoryTaskStore()`` for tests)."""
         super().__init__(name, version, title=title, instructions=instructions)
         if max_questions < 1:
             raise ValueError("max_questions must be at least 1")
@@ -80,6 +88,8 @@ class Server(LowLevelServer):
         self.prompts: dict[str, Prompt] = {}
         self.completion_fn: CompletionFn | None = None
         self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
+        self.tasks = TaskSupport(self, task_store)
+        self.listeners = Listeners()  # open subscriptions/listen streams (2026)
         handlers = {
             "tools/list": methods.list_tools,
             "tools/call": methods.call_tool,
@@ -91,10 +101,13 @@ class Server(LowLevelServer):
             "prompts/list": methods.list_prompts,
             "prompts/get": methods.get_prompt,
             "completion/complete": methods.complete,
+            LISTEN: listen,
         }
         for method, handler in handlers.items():
             # A partial, not a method of ours: no Python frame between the session and the handler.
             self.set_request_handler(method, functools.partial(handler, self))
+        for method in ("tasks/get", "tasks/update", "tasks/cancel", "tasks/result", "tasks/list"):
+            self.set_request_handler(method, self.tasks.handle)
 
     def capabilities(self) -> dict[str, Any]:
         return {
@@ -105,6 +118,23 @@ class Server(LowLevelServer):
             "completions": {},
             **self.extra_capabilities,
         }
+
+    def modern_capabilities(self) -> dict[str, Any]:
+        """2026 capabilities, plus the Tasks extension once a tool may run as a task."""
+        caps = super().modern_capabilities()
+        # subscriptions/listen carries list changes (and resource updates) to 2026 clients
+        for name in ("tools", "prompts", "resources"):
+            if isinstance(caps.get(name), dict):
+                caps[name] = {**caps[name], "listChanged": True}
+        if isinstance(caps.get("resources"), dict):
+            caps["resources"]["subscribe"] = True
+        if self.tasks.enabled:
+            caps["extensions"] = {**caps.get("extensions", {}), **wire_tasks.server_extensions()}
+        return caps
+
+    def create_detached_session(self) -> ServerSession:
+        """A session with no client behind it, for running task bodies (nothing is sent on it)."""
+        return super().create_session(_drop, stateless=True)
 
     def create_session(self, send: Any, **kwargs: Any) -> ServerSession:
         session = super().create_session(send, **kwargs)
@@ -142,8 +172,27 @@ class Server(LowLevelServer):
         structured_output: bool | None = None,
         timeout: float | None = None,
         thread: bool = False,
+        task: TaskMode = "never",
+        task_ttl_ms: int | Literal["default"] | None = "default",
+        task_poll_interval_ms: int | Literal["default"] | None = "default",
+        ask_before_task: bool = False,
+        task_rerun_on_restart: bool = False,
     ) -> Callable[[F], F]:
-        """Register a function as a tool. Sync functions run inline unless ``thread=True``."""
+        """Register a function as a tool. Sync functions run inline unless ``thread=True``.
+
+        ``task``: whether a 2026-07-28 call may run as a task (Tasks extension): ``"never"``;
+        ``"optional"``, a task when the request declares the extension, an ordinary call
+        otherwise; ``"required"``, an error (-32021) for a request that does not declare it.
+        ``task_ttl_ms`` / ``task_poll_interval_ms``: how long the task is kept from its creation
+        (None: unlimited) and how often a client should poll it. ``ask_before_task``: the body
+        runs in the call itself, asking through ordinary rounds, until it awaits
+        ``ctx.run_as_task()``; the task then carries on from there with those answers.
+        ``task_rerun_on_restart``: a task whose server died while it ran runs again from its
+        recorded answers (only for tools whose code after the last question is idempotent);
+        by default it fails, so that code never runs twice.
+        """
+        if task not in ("never", "optional", "required"):
+            raise ValueError(f"task must be 'never', 'optional' or 'required', not {task!r}")
 
         def register(fn: F) -> F:
             self.add_tool(
@@ -158,7 +207,8 @@ class Server(LowLevelServer):
                     timeout=timeout,
                     thread=thread,
                     extra_kinds=self.parameter_kind,
-                )
+                ),
+                task=TaskOptions(task, task_ttl_ms, task_poll_interval_ms, ask_before_task, task_rerun_on_restart),
             )
             return fn
 
@@ -171,15 +221,18 @@ class Server(LowLevelServer):
         """
         return "resolved" if any(isinstance(extra, Resolve) for extra in extras) else None
 
-    def add_tool(self, tool: Tool) -> None:
+    def add_tool(self, tool: Tool, *, task: TaskOptions | None = None) -> None:
         if tool.resolvers is None:
             tool.resolvers = build_graph(tool.name, tool.plan)  # checked now: TypeError at registration
         if tool.name in self.tools:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
         self.tools[tool.name] = tool
+        if task is not None and task.mode != "never":
+            self.tasks.options[tool.name] = task
 
     def remove_tool(self, name: str) -> None:
         del self.tools[name]
+        self.tasks.options.pop(name, None)
 
     def resource(
         self,
@@ -249,16 +302,20 @@ class Server(LowLevelServer):
                 logger.debug("could not notify a session of %s", method)
 
     async def notify_tools_changed(self) -> None:
+        self.listeners.publish("notifications/tools/list_changed")
         await self._broadcast("notifications/tools/list_changed")
 
     async def notify_prompts_changed(self) -> None:
+        self.listeners.publish("notifications/prompts/list_changed")
         await self._broadcast("notifications/prompts/list_changed")
 
     async def notify_resources_changed(self) -> None:
+        self.listeners.publish("notifications/resources/list_changed")
         await self._broadcast("notifications/resources/list_changed")
 
     async def notify_resource_updated(self, uri: str) -> None:
-        """Tell every session subscribed to ``uri`` that it changed."""
+        """Tell every session subscribed to ``uri`` that it changed (and every listen stream that asked)."""
+        self.listeners.publish("notifications/resources/updated", {"uri": uri})
         subscribed = [s for s in self.live_sessions() if uri in s.subscriptions]
         if subscribed:
             await self._broadcast("notifications/resources/updated", {"uri": uri}, only=subscribed)
@@ -339,20 +396,28 @@ class Server(LowLevelServer):
         ``dns_rebinding_protection``, ``allowed_hosts``, ``allowed_origins``, ``json_response``,
         ``max_message_bytes`` and ``retention_seconds``.
         """
-        if transport == "stdio":
-            from elicitkit.transports.stdio import serve_stdio
-
-            await _until_signal(serve_stdio(self, **options))
-        elif transport == "http":
-            from elicitkit.transports.http.serve import serve_http
-
-            await serve_http(self, host=host, port=port, path=path, **options)  # it handles the signals
-        else:
+        if transport not in ("stdio", "http"):
             raise ValueError(f"unknown transport {transport!r}; use 'stdio' or 'http'")
+        try:
+            if transport == "stdio":
+                from elicitkit.transports.stdio import serve_stdio
+
+                await _until_signal(serve_stdio(self, **options))
+            else:
+                from elicitkit.transports.http.serve import serve_http
+
+                await serve_http(self, host=host, port=port, path=path, **options)  # it handles the signals
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.tasks.aclose()
 
     def run(self, transport: Literal["stdio", "http"] = "stdio", **kwargs: Any) -> None:
         """Serve until the client goes away (stdio) or until SIGINT/SIGTERM; see :meth:`run_async`."""
         anyio.run(lambda: self.run_async(transport, **kwargs))
+
+
+async def _drop(message: JSON, related: Any = None) -> None:
+    """Where a detached session's messages go: nowhere."""
 
 
 async def _until_signal(coro: Any) -> None:

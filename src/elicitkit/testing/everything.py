@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import struct
 import wave
 import zlib
@@ -43,8 +44,11 @@ from elicitkit import (
     UserMessage,
 )
 from elicitkit.elicitation.schema import form_for
+from elicitkit.protocol.errors import INTERNAL_ERROR, MCPError
 from elicitkit.protocol.modern import missing_capability
 from elicitkit.protocol.versions import MODERN_2026
+from elicitkit.server.tasks import InMemoryTaskStore, SQLiteTaskStore, TaskStore
+from elicitkit.server.tasks.serving import ENV_TASK_DB
 from elicitkit.server.tools import make_tool
 
 __all__ = ["JSON_SCHEMA_2020_12", "PNG", "WAV", "build_server", "main", "server"]
@@ -175,6 +179,7 @@ def build_server() -> Server:
         "elicitkit-everything-server",
         "1.0.0",
         instructions="The MCP conformance everything-server, written with elicitkit.",
+        task_store=_task_store(),
     )
 
     # -- tools ------------------------------------------------------------------------
@@ -363,6 +368,7 @@ def build_server() -> Server:
         return [word for word in words if word.startswith(value)]
 
     _add_2026_tools(server)
+    _add_task_tools(server)
     return server
 
 
@@ -519,6 +525,89 @@ def _add_2026_tools(server: Server) -> None:
         outcome = await ctx.elicit("What context should the prompt use?", UserContext, key="user_context")
         context = outcome.data.context if isinstance(outcome, AcceptedElicitation) else "none"
         return f"Prompt with context: {context}"
+
+
+def _task_store() -> TaskStore:
+    """SQLite at ``$ELICITKIT_TASK_DB`` when set (the restart tests), else in memory: a test
+    server leaves no database behind."""
+    path = os.environ.get(ENV_TASK_DB)
+    return SQLiteTaskStore(path) if path else InMemoryTaskStore()
+
+
+class ConfirmDelete(BaseModel):
+    confirm: bool
+
+
+TASK_POLL_MS = 200  # the suite polls every 200 ms anyway
+
+
+def _add_task_tools(server: Server) -> None:
+    """The fixtures of the suite's ``tasks-*`` scenarios (Tasks extension, SEP-2663)."""
+
+    @server.tool()
+    def greet(name: str) -> str:
+        """Sync only: ``Hello, {name}!``."""
+        return f"Hello, {name}!"
+
+    @server.tool()
+    async def test_trigger_tool_change() -> str:
+        """Announces a tools/list change (to handshake sessions and subscriptions/listen streams)."""
+        await server.notify_tools_changed()
+        return "tools/list_changed sent"
+
+    @server.tool()
+    async def test_trigger_prompt_change() -> str:
+        """Announces a prompts/list change (to handshake sessions and subscriptions/listen streams)."""
+        await server.notify_prompts_changed()
+        return "prompts/list_changed sent"
+
+    @server.tool(task="optional", task_poll_interval_ms=TASK_POLL_MS)
+    async def slow_compute(seconds: float = 1, label: str = "") -> str:
+        """Sleeps ``seconds``, then answers; cancelled while it sleeps, the task ends ``cancelled``."""
+        await anyio.sleep(seconds)
+        return f"computed {label or 'result'} after {seconds:g}s"
+
+    @server.tool(task="required", task_poll_interval_ms=TASK_POLL_MS)
+    async def failing_job() -> str:
+        """Runs only as a task; after about a second it reports a tool error (``isError``)."""
+        await anyio.sleep(1)
+        raise ToolError("failing_job failed, as it always does")
+
+    @server.tool(task="optional", task_poll_interval_ms=TASK_POLL_MS)
+    async def protocol_error_job() -> str:
+        """Fails with a JSON-RPC error (the task ends ``failed``)."""
+        raise MCPError(INTERNAL_ERROR, "protocol_error_job: an internal failure, on purpose")
+
+    @server.tool(task="optional", task_poll_interval_ms=TASK_POLL_MS)
+    async def confirm_delete(filename: str, ctx: Context) -> str:
+        """Asks to confirm deleting ``filename`` (one elicitation), then answers."""
+        outcome = await ctx.elicit(f"Delete {filename}?", ConfirmDelete, key="confirm")
+        confirmed = isinstance(outcome, AcceptedElicitation) and outcome.data.confirm
+        return f"{filename}: {'deleted' if confirmed else 'kept'}"
+
+    @server.tool(task="optional", task_poll_interval_ms=TASK_POLL_MS)
+    async def multi_input(ctx: Context) -> str:
+        """Two elicitations open at once (a name and a confirmation), answered in any order."""
+        version = ctx.protocol_version or MODERN_2026
+        name_schema = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+        confirm_schema = {"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]}
+        answers = await ctx.request_inputs(
+            {
+                "name": ("elicitation/create", FormRequest("Your name?", name_schema).to_params(version)),
+                "confirm": ("elicitation/create", FormRequest("Confirm?", confirm_schema).to_params(version)),
+            }
+        )
+        name = (answers["name"].get("content") or {}).get("name", "?")
+        confirmed = (answers["confirm"].get("content") or {}).get("confirm", False)
+        return f"name={name}; confirmed={confirmed}"
+
+    @server.tool(task="required", ask_before_task=True, task_poll_interval_ms=TASK_POLL_MS)
+    async def test_tool_with_task(ctx: Context) -> str:
+        """Asks for a name in the call itself (key ``user_name``), then carries on as a task."""
+        outcome = await ctx.elicit("What is your name?", Name, key="user_name")
+        await ctx.run_as_task()
+        name = outcome.data.name if isinstance(outcome, AcceptedElicitation) else "stranger"
+        return f"Hello, {name}! (finished as a task)"
 
 
 server = build_server()

@@ -66,6 +66,7 @@ class InputRound:
         self._asked: dict[str, str] = {}  # key -> fingerprint, for every question this run asked
         self._answers: dict[str, JSON] = {}  # key -> answer, recorded or received, that was used
         self._counter = 0
+        self.to_task = False  # the body asked to carry on as a task (Tasks extension)
         token = params.get("requestState")
         self.previous = self._open(token) if token is not None else None
         self.responses = self._responses(params.get("inputResponses"))
@@ -114,6 +115,14 @@ class InputRound:
 
     def need(self, key: str, method: str, params: JSON) -> None:
         self.pending[key] = {"method": method, "params": params}
+
+    def used_answers(self) -> dict[str, tuple[JSON, str]]:
+        """Every answer this run used, with the fingerprint of the question it answered."""
+        return {key: (answer, self._asked[key]) for key, answer in self._answers.items() if key in self._asked}
+
+    def asked_fingerprint(self, key: str) -> str | None:
+        """The fingerprint of the question asked under ``key`` in this run, if one was."""
+        return self._asked.get(key)
 
     def result(self) -> JSON:
         """The ``InputRequiredResult`` for the questions still open, with the state to echo."""

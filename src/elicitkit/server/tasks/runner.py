@@ -133,7 +133,8 @@ class TaskRunner:
     ``lease`` (seconds) bounds how long a run may go without renewing its claim; a run renews it
     every third of that, and a lease that lapses means its process died. ``on_interrupted`` says
     what happens to such a task: ``"fail"`` (at-most-once tails, the default) or ``"rerun"``
-    (for idempotent tools: run again from the recorded answers).
+    (for idempotent tools: run again from the recorded answers); ``interrupted_policy(tool)``
+    may choose per tool (None: the runner's).
     """
 
     def __init__(
@@ -149,6 +150,7 @@ class TaskRunner:
         on_interrupted: OnInterrupted = "fail",
         clock: Callable[[], float] = time.time,
         runner_id: str | None = None,
+        interrupted_policy: Callable[[str], OnInterrupted | None] | None = None,
     ) -> None:
         _check_ms("ttl_ms", ttl_ms)
         _check_ms("poll_interval_ms", poll_interval_ms)
@@ -162,6 +164,7 @@ class TaskRunner:
         self.poll_interval_ms = poll_interval_ms
         self.lease = lease
         self.on_interrupted = on_interrupted
+        self._interrupted_policy = interrupted_policy  # per tool name; None from it: the default
         self._clock = clock
         self.runner_id = runner_id or uuid.uuid4().hex
         self._runs: dict[str, asyncio.Task[None]] = {}
@@ -336,8 +339,13 @@ class TaskRunner:
         self._stop_local(record.task_id)
         return await self.store.delete(record.task_id, expected_version=record.version)
 
+    def interrupted_policy(self, tool: str) -> OnInterrupted:
+        """What to do with ``tool``'s task whose run died: its own policy, else the runner's."""
+        chosen = self._interrupted_policy(tool) if self._interrupted_policy is not None else None
+        return chosen if chosen is not None else self.on_interrupted
+
     async def _settle_interrupted(self, record: TaskRecord, now: float) -> bool:
-        if self.on_interrupted == "rerun":
+        if self.interrupted_policy(record.tool) == "rerun":
             claimed = dataclasses.replace(
                 record, lease_owner=self.runner_id, lease_expires_at=now + self.lease, updated_at=now
             )

@@ -293,7 +293,7 @@ class StreamableHTTPHandler:
         both for as long as it waits, so nothing else (no closure, no task group) is kept alive.
         """
         stream.listeners += 1
-        finished = False
+        finished = gone = False
         watch = _DisconnectWatch(receive)
         try:
             while True:
@@ -324,6 +324,7 @@ class StreamableHTTPHandler:
         except asyncio.CancelledError:
             if not watch.was_disconnect():
                 raise
+            gone = True
         finally:
             watch.stop()
             stream.listeners -= 1
@@ -332,6 +333,10 @@ class StreamableHTTPHandler:
                 hs.drop_stream(stream)
             with contextlib.suppress(Exception):
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
+        elif gone and stream.public_id is not None and stream.request_id is not None:
+            # 2026: closing the connection cancels (as in _answer); a listen stream ends this way
+            hs.session.cancel(stream.request_id)
+            hs.drop_stream(stream)
         elif stream is not hs.standalone:
             self.table.retire_when_done(hs, stream)
 

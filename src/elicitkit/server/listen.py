@@ -1,0 +1,118 @@
+"""``subscriptions/listen`` (SEP-2575): the 2026-07-28 stream of list changes and task statuses.
+
+There is no session on 2026, so a client that wants to hear about changes opens a stream: one
+``subscriptions/listen`` request whose answer never comes while the stream lives. Its first
+message acknowledges the kinds the server agreed to; every message carries the stream's id
+(the request's JSON-RPC id) in ``_meta``; only kinds asked for are sent. The notifications go
+out as notifications of that request (on HTTP, the request's SSE stream). The client ends it
+by closing the stream (HTTP) or cancelling the request; the handler is then cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from elicitkit.protocol import subscriptions as subs
+from elicitkit.protocol import tasks as wire
+from elicitkit.protocol.errors import METHOD_NOT_FOUND, MCPError
+from elicitkit.protocol.jsonrpc import JSON
+
+if TYPE_CHECKING:
+    from elicitkit.server.scope import RequestScope
+    from elicitkit.server.server import Server
+
+__all__ = ["Listeners", "listen"]
+
+Event = tuple[str, dict[str, Any] | None]
+
+
+class Listeners:
+    """The open listen streams of one server process: a queue each; publishing never waits."""
+
+    def __init__(self) -> None:
+        self._queues: set[asyncio.Queue[Event]] = set()
+
+    def publish(self, method: str, params: dict[str, Any] | None = None) -> None:
+        for queue in self._queues:
+            queue.put_nowait((method, params))
+
+    def open(self) -> asyncio.Queue[Event]:
+        queue: asyncio.Queue[Event] = asyncio.Queue()
+        self._queues.add(queue)
+        return queue
+
+    def close(self, queue: asyncio.Queue[Event]) -> None:
+        self._queues.discard(queue)
+
+    def __len__(self) -> int:
+        return len(self._queues)
+
+
+async def _owned_tasks(server: Server, scope: RequestScope, task_ids: tuple[str, ...]) -> set[str]:
+    """The asked-for task ids this caller may watch (someone else's task looks like no task)."""
+    if not task_ids or not server.tasks.enabled:
+        return set()
+    runner = await server.tasks.runner()
+    owner = server.tasks.owner(scope)
+    owned: set[str] = set()
+    for task_id in task_ids:
+        with contextlib.suppress(MCPError):
+            await runner.get(task_id, owner=owner)
+            owned.add(task_id)
+    return owned
+
+
+async def listen(server: Server, scope: RequestScope) -> JSON:
+    """Serve one listen stream until the client closes it."""
+    if not scope.modern:
+        raise MCPError(METHOD_NOT_FOUND, f"Method not found: {subs.LISTEN}")
+    wanted = subs.parse_listen(scope.params)
+    wire.check_listen(wanted, scope.client_capabilities)
+    owned = await _owned_tasks(server, scope, wanted.task_ids)
+    accepted = wanted.restrict(
+        tools=True,
+        prompts=True,
+        resources=True,
+        resource_ok=lambda uri: True,
+        task_ok=owned.__contains__,
+    )
+    stream_id = _wire_id(scope)
+    notify = scope.request.notify
+    queue = server.listeners.open()
+    try:
+        ack = subs.acknowledgement(stream_id, accepted)
+        await notify(ack["method"], ack["params"])
+        async with anyio.create_task_group() as group:
+            if accepted.task_ids:
+                group.start_soon(_forward_tasks, server, accepted.task_ids, stream_id, notify)
+            while True:
+                method, params = await queue.get()
+                if accepted.wants(method, params):
+                    message = subs.tagged(method, params, stream_id)
+                    await notify(message["method"], message["params"])
+    finally:
+        server.listeners.close(queue)
+    return subs.closed(stream_id)  # the stream ended without the client leaving (not today)
+
+
+def _wire_id(scope: RequestScope) -> Any:
+    """The listen request's id as the client sent it: the subscription's id on the wire.
+
+    Stateless HTTP renumbers requests inside its shared session (two clients may both send id
+    1) and keeps the client's id on the request's stream; elsewhere the ids are the client's.
+    """
+    table = getattr(scope.session.streams, "streams", None)
+    stream = table.get(scope.request.id) if isinstance(table, dict) else None
+    public = getattr(stream, "public_id", None)
+    return public if public is not None else scope.request.id
+
+
+async def _forward_tasks(server: Server, task_ids: tuple[str, ...], stream_id: Any, notify: Any) -> None:
+    async with server.tasks.events.subscribe(task_ids) as views:
+        async for view in views:
+            message = wire.task_notification(view, stream_id)
+            await notify(message["method"], message["params"])

@@ -1,0 +1,161 @@
+"""Running a tool body once for a task: the bridge between the task engine and the server.
+
+:class:`~elicitkit.server.tasks.runner.TaskRunner` advances a task by calling ``run_once(tool,
+arguments, answers)``. Here that runs the tool exactly as a 2026-07-28 round would, with the
+task's record in place of ``requestState``: a :class:`TaskRound` answers each question from the
+record (answers fresh from ``tasks/update`` by key, answers pinned by an earlier run by key and
+fingerprint), and a question without an answer ends the run with the round's open questions.
+The scope of such a run has no live connection: progress and log notifications go nowhere, and
+every question goes through the round, so ``ctx.elicit``, ``ctx.elicit_url``, resolvers,
+``ctx.sample`` and ``ctx.list_roots`` work unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Coroutine, Mapping
+from typing import TYPE_CHECKING, Any
+
+from elicitkit.elicitation.errors import ElicitationUnsupported
+from elicitkit.protocol.errors import INVALID_PARAMS
+from elicitkit.protocol.jsonrpc import JSON, Request
+from elicitkit.protocol.modern import Envelope
+from elicitkit.protocol.versions import MODERN_2026
+from elicitkit.runtime.peer import IncomingRequest
+from elicitkit.server.rounds.round import InputRequired, InputRound
+from elicitkit.server.rounds.sealing import fingerprint_question
+from elicitkit.server.scope import RequestScope
+from elicitkit.server.tasks.runner import Failed, Finished, NeedsInput, Outcome, Question, RunOnce
+from elicitkit.server.tasks.store import RecordedAnswer
+
+if TYPE_CHECKING:
+    from elicitkit.server.server import Server
+    from elicitkit.server.session import ServerSession
+
+__all__ = ["BecomeTask", "TaskRound", "TaskScope", "make_run_once", "pinned_answers"]
+
+# What a task run tells the tool about its client: a task's questions are read through
+# tasks/get and answered through tasks/update, so every kind of input request can be put.
+TASK_CLIENT_CAPABILITIES: dict[str, Any] = {
+    "elicitation": {"form": {}, "url": {}},
+    "sampling": {},
+    "roots": {},
+}
+
+
+class BecomeTask(InputRequired):
+    """Raised by ``ctx.run_as_task()`` in a live call: the questions so far are answered, carry
+    on as a task. Control flow like :class:`InputRequired` (which it is, so it unwinds the same
+    way); the ``tools/call`` branch turns the round into a task."""
+
+
+class TaskRound(InputRound):
+    """A round fed from a task's record instead of ``inputResponses`` and ``requestState``."""
+
+    def __init__(self, answers: Mapping[str, RecordedAnswer]) -> None:  # no super(): no codec, no binding
+        self.pending: dict[str, JSON] = {}
+        self._asked: dict[str, str] = {}
+        self._answers: dict[str, JSON] = {}
+        self._counter = 0
+        self.to_task = False
+        self.previous = None
+        self.responses = {key: a.response for key, a in answers.items() if a.fingerprint is None}
+        self._pinned = {key: a for key, a in answers.items() if a.fingerprint is not None}
+
+    def answer(self, key: str, method: str, params: JSON) -> JSON | None:
+        fingerprint = fingerprint_question({"method": method, "params": params})
+        self._asked[key] = fingerprint
+        fresh: JSON | None = self.responses.get(key)
+        if fresh is not None:
+            return fresh
+        pinned = self._pinned.get(key)
+        if pinned is not None and pinned.fingerprint == fingerprint:
+            return pinned.response
+        return None
+
+    def result(self) -> JSON:
+        """What the body's caller sees when it stops at questions (never sealed, never sent)."""
+        return {"resultType": "input_required", "inputRequests": dict(self.pending)}
+
+    def outcome(self) -> NeedsInput:
+        questions = tuple(
+            Question(key, request, self.asked_fingerprint(key) or fingerprint_question(request))
+            for key, request in self.pending.items()
+        )
+        return NeedsInput(questions, pinned_answers(self))
+
+
+def pinned_answers(round_: InputRound) -> dict[str, RecordedAnswer]:
+    """The answers a run used, each pinned to the question it answered (as a round seals them)."""
+    return {key: RecordedAnswer(answer, fingerprint) for key, (answer, fingerprint) in round_.used_answers().items()}
+
+
+class _DetachedRequest(IncomingRequest):
+    """The request a task run serves: no peer to talk back on."""
+
+    __slots__ = ()
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        return None
+
+    async def request(self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None) -> JSON:
+        raise ElicitationUnsupported("a task has no connection to send requests on; ask through the context")
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        return None
+
+
+class TaskScope(RequestScope):
+    """A 2026 scope without a live connection: questions go into the task's round, nothing else
+    goes anywhere (no progress, no log notifications, no requests sent now)."""
+
+    __slots__ = ("round",)
+
+    modern = True
+
+    def __init__(self, request: IncomingRequest, session: ServerSession, round_: TaskRound) -> None:
+        self.request = request
+        self.session = session
+        self.client = Envelope(MODERN_2026, TASK_CLIENT_CAPABILITIES, {})
+        self.asked = 0
+        self.round: InputRound | None = round_
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        return None
+
+    async def log(self, level: str, data: Any, logger_name: str | None = None) -> None:
+        return None
+
+    def send_request(
+        self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
+    ) -> Coroutine[Any, Any, JSON]:
+        return self.request.request(method, params, timeout=timeout)
+
+    def close_sse_stream(self, retry_ms: int = 1000) -> bool:
+        return False
+
+
+def make_run_once(server: Server, session: ServerSession) -> RunOnce:
+    """The ``run_once`` a server's :class:`TaskRunner` uses: its tools, run by the replay contract.
+
+    ``session`` is a detached session of the server (nothing is sent on it); it only gives the
+    scope its server. A tool that stopped at questions is :class:`NeedsInput`; one that returned
+    (a tool error included) :class:`Finished`; an ``MCPError`` raised propagates, and the runner
+    records it as ``failed``.
+    """
+    from elicitkit.server import methods
+
+    async def run_once(tool_name: str, arguments: dict[str, Any], answers: Mapping[str, RecordedAnswer]) -> Outcome:
+        tool = server.tools.get(tool_name)
+        if tool is None:
+            return Failed({"code": INVALID_PARAMS, "message": f"Unknown tool: {tool_name!r}"})
+        round_ = TaskRound(answers)
+        request = _DetachedRequest(
+            session.peer,
+            Request(id=f"task:{tool_name}", method="tools/call", params={"name": tool_name, "arguments": arguments}),
+        )
+        result = await methods.run_tool(server, tool, arguments, TaskScope(request, session, round_))
+        if round_.pending:
+            return round_.outcome()
+        return Finished(result)
+
+    return run_once
