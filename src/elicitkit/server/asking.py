@@ -88,6 +88,17 @@ def _round(request: RequestScope) -> InputRound:
     return request.round
 
 
+async def _ask_now_or_in_round(
+    request: RequestScope, params: dict[str, Any], timeout: float | None, key: str | None
+) -> Any:
+    """The raw answer to one ``elicitation/create``: sent now on a handshake connection, or taken
+    from (or added to) the 2026 round, which raises :class:`InputRequired` when it has none yet."""
+    if request.modern:
+        round_ = _round(request)
+        return await rounds.ask(round_, "elicitation/create", params, key=key or round_.next_key())
+    return await _send(request, params, timeout)
+
+
 async def _send(request: RequestScope, params: dict[str, Any], timeout: float | None) -> Any:
     limit = DEFAULT_TIMEOUT if timeout is None else timeout
     try:
@@ -239,12 +250,7 @@ async def _ask_on_page(
     _count(request)
     elicitation_id = hashlib.sha256(question.token.encode()).hexdigest()[:32]
     params = UrlRequest(message, url, elicitation_id).to_params(version)
-    if request.modern:
-        round_ = _round(request)
-        key = key or round_.next_key()
-        raw = await rounds.ask(round_, "elicitation/create", params, key=key)
-    else:
-        raw = await _send(request, params, timeout)
+    raw = await _ask_now_or_in_round(request, params, timeout, key)
     consent: ElicitationResult[None] = parse_result(raw, mode="url")
     if not consent.accepted:
         host.withdraw(qkey)
@@ -302,12 +308,7 @@ async def ask_url(
     version = _require_mode(request, "url")
     _count(request)
     params = url_request.to_params(version)
-    if request.modern:
-        round_ = _round(request)
-        key = key or round_.next_key()
-        raw = await rounds.ask(round_, "elicitation/create", params, key=key)
-    else:
-        raw = await _send(request, params, timeout)
+    raw = await _ask_now_or_in_round(request, params, timeout, key)
     result: ElicitationResult[None] = parse_result(raw, mode="url")
     return result
 

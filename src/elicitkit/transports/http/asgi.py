@@ -222,6 +222,13 @@ class StreamableHTTPHandler:
             await hs.session.feed(obj)
         await send_accepted(send)
 
+    async def _no_session(self, send: ASGISend, session_id: str | None) -> None:
+        """A GET or DELETE without a live session: 400 when none was named, else 404 saying why."""
+        if not session_id:
+            await send_error(send, 400, INVALID_REQUEST, "missing Mcp-Session-Id")
+        else:
+            await send_error(send, 404, INVALID_REQUEST, self.table.missing_reason(session_id))
+
     async def _answer(
         self, hs: HTTPSession, stream: Stream, receive: Receive, send: ASGISend, *, modern: bool = False
     ) -> bool | None:
@@ -349,10 +356,7 @@ class StreamableHTTPHandler:
         session_id = headers.get("mcp-session-id")
         hs = self.table.get(session_id)
         if hs is None:
-            if not session_id:
-                await send_error(send, 400, INVALID_REQUEST, "missing Mcp-Session-Id")
-            else:
-                await send_error(send, 404, INVALID_REQUEST, self.table.missing_reason(session_id))
+            await self._no_session(send, session_id)
             return
         last = headers.get("last-event-id")
         cursor = 0
@@ -380,10 +384,7 @@ class StreamableHTTPHandler:
         session_id = headers.get("mcp-session-id")
         hs = self.table.pop(session_id)
         if hs is None:
-            if not session_id:
-                await send_error(send, 400, INVALID_REQUEST, "missing Mcp-Session-Id")
-            else:
-                await send_error(send, 404, INVALID_REQUEST, self.table.missing_reason(session_id))
+            await self._no_session(send, session_id)
             return
         hs.closed.set()
         await send_plain(send, 200, "")
