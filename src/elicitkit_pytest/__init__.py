@@ -16,7 +16,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
@@ -68,12 +68,17 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     return True
 
 
+def _misuse(message: str) -> NoReturn:
+    """Fail the collection with the message alone: a traceback into the plugin would only hide it."""
+    pytest.fail(message, pytrace=False)
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     marker = metafunc.definition.get_closest_marker(MARKER)
     if marker is None:
         return
     if "elicitkit" not in metafunc.fixturenames:
-        raise pytest.UsageError(f"{metafunc.definition.nodeid}: @pytest.mark.{MARKER} needs the elicitkit fixture")
+        _misuse(f"{metafunc.definition.nodeid}: @pytest.mark.{MARKER} needs the elicitkit fixture")
     from elicitkit.testing.kit.kit import Case
 
     eras = marker.args or ALL_ERAS
@@ -82,7 +87,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         transports = (transports,)
     unknown = set(marker.kwargs) - {"transports"}
     if unknown:
-        raise pytest.UsageError(f"@pytest.mark.{MARKER}: unknown option(s) {sorted(unknown)}; only transports=")
+        _misuse(f"@pytest.mark.{MARKER}: unknown option(s) {sorted(unknown)}; only transports=")
     try:
         cases = [
             Case(era, transport, era if len(transports) == 1 else f"{era}-{transport}")
@@ -90,7 +95,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             for era in eras
         ]
     except ValueError as exc:
-        raise pytest.UsageError(f"{metafunc.definition.nodeid}: @pytest.mark.{MARKER}: {exc}") from None
+        _misuse(f"{metafunc.definition.nodeid}: @pytest.mark.{MARKER}: {exc}")
     metafunc.parametrize("elicitkit_case", cases, ids=[case.id for case in cases])
 
 
