@@ -234,4 +234,22 @@ if [[ "${ELICITKIT_SKIP_CHROMIUM:-0}" != 1 ]] && ! { command -v chromium >/dev/n
     fi
 fi
 
+# ---------------------------------------------------------------- redis-server + haproxy (fleet tests)
+# Debian's packages; the fleet tests start both on loopback ports and stop them by PID.
+# The packages' own services are not needed: the tests never use the system-wide instances.
+if [[ "${ELICITKIT_SKIP_FLEET:-0}" != 1 ]] && ! { command -v redis-server >/dev/null && command -v haproxy >/dev/null; }; then
+    if command -v apt-get >/dev/null; then
+        SUDO=""
+        [[ "$(id -u)" == 0 ]] || SUDO="sudo -n"
+        say "installing Debian redis-server + haproxy (apt-get)"
+        export DEBIAN_FRONTEND=noninteractive
+        if ! try_quietly $SUDO apt-get update \
+            || ! try_quietly $SUDO apt-get install -y --no-install-recommends redis-server haproxy; then
+            die "could not install redis-server and haproxy (set ELICITKIT_SKIP_FLEET=1 to skip the fleet tests)"
+        fi
+    else
+        die "no apt-get: install redis-server and haproxy (or set ELICITKIT_SKIP_FLEET=1 to skip the fleet tests)"
+    fi
+fi
+
 say "ready (node $NODE_VERSION, cache $CACHE)"
