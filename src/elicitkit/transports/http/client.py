@@ -33,6 +33,7 @@ logger = logging.getLogger("elicitkit.http.client")
 ACCEPT = "application/json, text/event-stream"
 DEFAULT_RETRY_MS = 1000
 MAX_RESUME_ATTEMPTS = 5
+STREAM_END_GRACE = 2.0  # seconds a response stream may stay open after its response (then closed)
 # Responses and notifications (answered 202 at once) share at most this many POSTs at a time, so
 # thousands of questions answered together reuse a few kept-alive connections instead of
 # opening one socket each next to the thousands of response streams still open.
@@ -267,25 +268,32 @@ class StreamableHTTPTransport:
         """Feed every event's message; True once the response to ``request_id`` went by."""
         answered = False
         try:
-            async for chunk in resp.content.iter_any():
-                for event in parser.feed(chunk):
-                    if not event.data:
-                        continue  # priming events and keep-alives carry only an id
-                    try:
-                        obj = orjson.loads(event.data)
-                    except orjson.JSONDecodeError:
-                        logger.warning("ignored an SSE event that is not JSON")
-                        continue
-                    if (
-                        request_id is not None
-                        and isinstance(obj, dict)
-                        and obj.get("id") == request_id
-                        and "method" not in obj
-                    ):
-                        answered = True
-                    await self._deliver(obj)
-                if answered:
-                    break
+            with anyio.CancelScope() as reading:
+                async for chunk in resp.content.iter_any():
+                    for event in parser.feed(chunk):
+                        if not event.data:
+                            continue  # priming events and keep-alives carry only an id
+                        try:
+                            obj = orjson.loads(event.data)
+                        except orjson.JSONDecodeError:
+                            logger.warning("ignored an SSE event that is not JSON")
+                            continue
+                        if answered:
+                            with anyio.CancelScope(shield=True):  # the end-of-stream wait must not cut it
+                                await self._deliver(obj)
+                            continue
+                        if (
+                            request_id is not None
+                            and isinstance(obj, dict)
+                            and obj.get("id") == request_id
+                            and "method" not in obj
+                        ):
+                            answered = True
+                            # The server ends the stream right after the response. Reading on to
+                            # that end (briefly) hands the connection back to the pool; leaving
+                            # now would close it and cost the next request a new one.
+                            reading.deadline = anyio.current_time() + STREAM_END_GRACE
+                        await self._deliver(obj)
         except (aiohttp.ClientError, anyio.EndOfStream):
             pass
         finally:
