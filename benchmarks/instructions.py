@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""CPU instructions per call, elicitkit against the official ``mcp`` SDK, under callgrind.
+
+    python benchmarks/instructions.py                       # S0 + S1, in-memory + HTTP, 60 calls
+    python benchmarks/instructions.py --scenario form --transports http --calls 200
+
+Why a second benchmark: ``run.py`` times calls, and times move with whatever else the machine
+is doing (a CI box, other jobs, a laptop's fan curve). Valgrind's callgrind counts the
+instructions a process executes, which do not depend on load: the same build and inputs give
+the same counts within a percent or two, so a change's cost shows even on a busy machine. It
+counts user space only (a syscall's kernel work is not in it) and runs Python about 50x
+slower, so it complements ``run.py`` rather than replacing it.
+
+Each (scenario, transport, SDK) runs ``run.py``'s own worker (the same client code and the
+same servers as the timed benchmark) under ``valgrind --tool=callgrind --instr-atstart=no``;
+after the warm-up, ``callgrind_control -i on`` switches counting on in the client and (HTTP)
+the server, ``--calls`` sequential calls run, and counting goes off again. In-memory is one
+process (client and server together).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import run  # noqa: E402 - the timed benchmark's worker, servers and process helper
+
+SCENARIOS = ("echo", "form")
+TRANSPORTS = ("memory", "http")
+TIMEOUT = 900.0  # seconds for any one step under valgrind
+
+
+def _callgrind(out: Path) -> list[str]:
+    return ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}", "-q"]
+
+
+def _switch(pids: list[int], on: bool) -> None:
+    for pid in pids:
+        subprocess.run(["callgrind_control", "-i", "on" if on else "off", str(pid)], check=True, capture_output=True)
+
+
+def _instructions(out: Path) -> int:
+    """The total ``Ir`` of one callgrind output file (its ``summary:`` or ``totals:`` line)."""
+    total = 0
+    for line in out.read_text().splitlines():
+        if line.startswith(("summary:", "totals:")):
+            total = max(total, int(line.split()[1]))
+    return total
+
+
+def _result(child: run.Child, event: str) -> dict[str, object]:
+    while True:
+        line = child.readline(TIMEOUT)
+        if line.startswith(run.RESULT_PREFIX):
+            obj: dict[str, object] = json.loads(line[len(run.RESULT_PREFIX) :])
+            if obj.get("event") == event:
+                return obj
+
+
+def measure(sdk: str, scenario: str, transport: str, calls: int, warmup: int, work: Path) -> dict[str, int]:
+    """Instructions per call for one SDK: ``{"client": n, "server": n}`` (in-memory: ``{"process": n}``)."""
+    children: list[run.Child] = []
+    outs: dict[str, Path] = {}
+    try:
+        target = ""
+        if transport == "http":
+            outs["server"] = work / f"{scenario}-{sdk}-server.cg"
+            argv = [
+                *_callgrind(outs["server"]),
+                sys.executable,
+                *run._server_args(sdk, "http", scenario, None, "", None),
+            ]
+            server = run.Child(f"{sdk} server", argv)
+            children.append(server)
+            line = ""
+            while not line.startswith("LISTENING "):
+                line = server.readline(TIMEOUT)
+            target = line.split(None, 1)[1].strip()
+        role = "client" if transport == "http" else "process"
+        outs[role] = work / f"{scenario}-{transport}-{sdk}-{role}.cg"
+        argv = [*_callgrind(outs[role]), sys.executable, str(HERE / "run.py"), "_worker", "--sdk", sdk]
+        argv += ["--transport", transport, "--scenario", scenario, "--target", target]
+        worker = run.Child(f"{sdk} {transport} client", argv)
+        children.append(worker)
+        _result(worker, "ready")
+        assert worker.proc.stdin is not None
+        worker.proc.stdin.write(f"warmup {warmup}\n".encode())
+        worker.proc.stdin.flush()
+        _result(worker, "warm")
+        pids = [child.proc.pid for child in children]
+        _switch(pids, True)
+        worker.proc.stdin.write(f"seq {calls}\n".encode())
+        worker.proc.stdin.flush()
+        _result(worker, "seq")
+        _switch(pids, False)
+    finally:
+        for child in reversed(children):
+            if child.proc.stdin is not None and child.proc.poll() is None:
+                try:
+                    child.proc.stdin.write(b"quit\n")
+                    child.proc.stdin.close()
+                except OSError:
+                    pass
+            try:
+                child.proc.wait(TIMEOUT)
+            except subprocess.TimeoutExpired:
+                child.proc.kill()
+                child.proc.wait()
+    return {role: _instructions(path) // calls for role, path in outs.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scenario", default=",".join(SCENARIOS), help="echo,form")
+    parser.add_argument("--transports", default=",".join(TRANSPORTS), help="memory,http")
+    parser.add_argument("--sdks", default=",".join(run.SDKS))
+    parser.add_argument("--calls", type=int, default=60, help="counted calls per SDK (default 60)")
+    parser.add_argument("--warmup", type=int, default=20, help="uncounted calls before (each phase; default 20)")
+    args = parser.parse_args()
+    for tool in ("valgrind", "callgrind_control"):
+        if shutil.which(tool) is None:
+            raise SystemExit(f"{tool} not found: apt-get install valgrind")
+    sdks = args.sdks.split(",")
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="elicitkit-callgrind-") as tmp:
+        for scenario in args.scenario.split(","):
+            for transport in args.transports.split(","):
+                counts = {}
+                for sdk in sdks:
+                    print(f"{scenario} {transport} {sdk}: counting {args.calls} calls", file=sys.stderr)
+                    counts[sdk] = measure(sdk, scenario, transport, args.calls, args.warmup, Path(tmp))
+                rows.append((scenario, transport, counts))
+    print(f"instructions per call (callgrind, {args.calls} sequential calls after {args.warmup}+{args.warmup} warm-up)")
+    print(
+        f"{'scenario':9} {'transport':10} {'role':8} " + " ".join(f"{sdk:>14}" for sdk in sdks) + "  official/elicitkit"
+    )
+    for scenario, transport, counts in rows:
+        for role in counts[sdks[0]]:
+            figures = " ".join(f"{counts[sdk][role]:>14,}" for sdk in sdks)
+            ratio = ""
+            if "official" in counts and "elicitkit" in counts and counts["elicitkit"][role]:
+                ratio = f"  {counts['official'][role] / counts['elicitkit'][role]:.2f}x"
+            print(f"{scenario:9} {transport:10} {role:8} {figures}{ratio}")
+
+
+if __name__ == "__main__":
+    main()
