@@ -130,7 +130,8 @@ async def ask_form(
     the round with the question (:mod:`elicitkit.server.rounds.round`). ``via="web"``: always on
     the server's own page (:mod:`elicitkit.server.pages`). ``fallback="page"`` (default: the
     server's :class:`~elicitkit.server.pages.PageOptions`): a client without form mode gets the
-    page instead, and so does one that does not answer within ``deadline`` seconds.
+    page instead, and so does one that does not answer within ``deadline`` seconds (2025: the
+    form is withdrawn; 2026: a retry past it without the answer, :func:`_ask_form_modern_by`).
     """
     if via is not None or fallback is not None or deadline is not None or pages.any_fallback:
         return await _ask_with_fallback(request, message, form, timeout, max_attempts, key, via, fallback, deadline)
@@ -259,7 +260,11 @@ async def _ask_on_page(
     link_only: bool = False,
 ) -> ElicitationResult[Any]:
     """Ask on the server's own page: a URL-mode question pointing at it, or (a client that cannot
-    open URLs) a link result, the answer then serving the same caller's next identical call."""
+    open URLs) a link result, the answer then serving the same caller's next identical call.
+
+    The same caller (:func:`~elicitkit.server.pages.caller_of`): its session or principal; an
+    anonymous stateless 2026 caller is told apart by its round's sealed state (URL mode) or by
+    a claim the link result hands it to pass back, so another caller never gets its answer."""
     version = request.protocol_version or LATEST_LEGACY
     schema = form.schema_for(version)
     host = pages_of(request.session.server)

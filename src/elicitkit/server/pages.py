@@ -59,15 +59,19 @@ class PageOptions:
     """How a server falls back when a client cannot take a form question as asked.
 
     ``fallback``: ``"page"`` (the ladder: URL-mode link to the page, else a link result, and the
-    same after ``deadline`` seconds without an answer) or ``"error"`` (today's behaviour:
-    :class:`ElicitationUnsupported` / :class:`ElicitationTimeout`). ``expires_in``: a page's
-    lifetime. Per tool, ``ctx.elicit(..., fallback=..., deadline=...)`` overrides these.
+    same after ``deadline`` seconds without an answer: on 2025 eras the form is withdrawn then;
+    on 2026, where nothing is pending to withdraw, a retry past the deadline without the answer
+    gets the link) or ``"error"`` (today's behaviour: :class:`ElicitationUnsupported` /
+    :class:`ElicitationTimeout`). ``expires_in``: a page's lifetime. ``public_url``: where people
+    reach the HTTP server (behind a proxy, on a public address, or mounted with ``create_app``
+    under a name it cannot vouch for); the links then use its origin. Per tool,
+    ``ctx.elicit(..., fallback=..., deadline=...)`` overrides these.
     """
 
     fallback: str = "error"
     deadline: float | None = None
     expires_in: float = DEFAULT_EXPIRY
-    public_url: str | None = None  # HTTP: the base URL people reach the server at (behind a proxy, 0.0.0.0)
+    public_url: str | None = None
 
 
 class AnswerOnPage(UrlElicitationRequired):
