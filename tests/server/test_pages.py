@@ -347,6 +347,8 @@ async def test_over_stateless_http_an_anonymous_caller_continues_with_its_claim_
         first = await alice.call_tool("book", {"day": "Friday"})
         assert not first.is_error and "same arguments plus" in first.text
         url, claim = http_page_url(first.text), claim_of(first)
+        early = await alice.call_tool("book", {"day": "Friday", CLAIM_ARGUMENT: claim})  # not answered yet
+        assert http_page_url(early.text) == url and claim_of(early) == claim  # the same page, the same claim
         await answer_page(url, {"f0": "3"})
         same = await mallory.call_tool("book", {"day": "Friday"})  # the same call, without the claim
         assert "booked" not in same.text and http_page_url(same.text) != url and claim_of(same) != claim
