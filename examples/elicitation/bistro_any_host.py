@@ -6,9 +6,10 @@ Many hosts declare no elicitation at all. With ``server.configure_pages(fallback
 the "another evening?" question goes on a page this server serves itself (a loopback port
 over stdio, beside ``/mcp`` over HTTP): the call ends with an ordinary result that tells the
 model what is needed and gives the link for the person, and once they have answered, the same
-call made again (same arguments, same session) continues with their answer. A host that can
-show forms still gets the form, unchanged. Add ``deadline=<seconds>`` to also withdraw a form
-that a host shows but nobody answers, and send the link instead.
+call made again (same arguments, same caller) continues with their answer. A host that can
+only open URLs gets the form as a link to the page; a host that can show forms still gets the
+form, unchanged. Add ``deadline=<seconds>`` to also send the link when a host shows a form but
+nobody answers it in time.
 """
 
 from __future__ import annotations

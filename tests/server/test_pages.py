@@ -7,6 +7,7 @@ headless-Chromium run of the same pages is in ``test_pages_in_chromium.py``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 from collections.abc import AsyncIterator
 from typing import Any
@@ -17,10 +18,13 @@ import pytest
 from pydantic import BaseModel
 
 from elicitkit import Client
+from elicitkit.client.results import CallToolResult
+from elicitkit.client.rounds import InputRequiredResult
 from elicitkit.elicitation.requests import ElicitRequest, UrlRequest
 from elicitkit.elicitation.results import ElicitationResult
+from elicitkit.protocol.errors import MCPError
 from elicitkit.server import Context, Server
-from elicitkit.server.pages import configure_pages, pages_of
+from elicitkit.server.pages import CLAIM_ARGUMENT, configure_pages, pages_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
 
@@ -313,15 +317,72 @@ async def test_over_http_a_client_without_elicitation_gets_the_link_and_continue
     assert second.text == "booked 6 on Friday" and outcomes == ["accept"]
 
 
-async def test_over_stateless_http_an_anonymous_caller_gets_no_replayed_answer() -> None:
-    """2026 over HTTP shares one session: without a principal, a link result would let anyone
-    making the same call collect the answer, so the page fallback refuses instead."""
+def claim_of(result: CallToolResult) -> str:
+    """The claim a link result hands an anonymous caller (in the text for the model, and structured)."""
+    assert result.structured_content is not None, result.text
+    claim = result.structured_content["addArguments"][CLAIM_ARGUMENT]
+    assert isinstance(claim, str) and f'"{CLAIM_ARGUMENT}": "{claim}"' in result.text
+    return claim
+
+
+def http_page_url(text: str) -> str:
+    found = re.search(r"http://\S+/mcp/ask/[A-Za-z0-9_\-]+", text)
+    assert found is not None, text
+    return found.group(0)
+
+
+async def test_over_stateless_http_an_anonymous_caller_continues_with_its_claim_and_nobody_else_does() -> None:
+    """2026 over HTTP shares one session and an anonymous caller has no principal: the link
+    result hands it a claim, and only a call passing that claim back (same arguments) gets the
+    answer. Another anonymous caller making the same call gets a page of its own; a claim this
+    server did not issue counts for nothing; the claim does not carry over to other arguments."""
     from elicitkit.transports.http.serve import serve_http_background
 
     server, outcomes = build()
+    async with (
+        serve_http_background(server) as handle,
+        Client(handle.url, mode="modern") as alice,
+        Client(handle.url, mode="modern") as mallory,
+    ):
+        first = await alice.call_tool("book", {"day": "Friday"})
+        assert not first.is_error and "same arguments plus" in first.text
+        url, claim = http_page_url(first.text), claim_of(first)
+        early = await alice.call_tool("book", {"day": "Friday", CLAIM_ARGUMENT: claim})  # not answered yet
+        assert http_page_url(early.text) == url and claim_of(early) == claim  # the same page, the same claim
+        await answer_page(url, {"f0": "3"})
+        same = await mallory.call_tool("book", {"day": "Friday"})  # the same call, without the claim
+        assert "booked" not in same.text and http_page_url(same.text) != url and claim_of(same) != claim
+        nonce = claim.split(".")[0]
+        for forged in (nonce + "." + "0" * 32, "weak.claim", nonce, claim + "x"):
+            guess = await mallory.call_tool("book", {"day": "Friday", CLAIM_ARGUMENT: forged})
+            assert "booked" not in guess.text and claim_of(guess) not in (claim, forged)
+        elsewhere = await mallory.call_tool("book", {"day": "Saturday", CLAIM_ARGUMENT: claim})
+        assert "booked" not in elsewhere.text and http_page_url(elsewhere.text) != url
+        assert outcomes == []  # nobody got the answer so far
+        second = await alice.call_tool("book", {"day": "Friday", CLAIM_ARGUMENT: claim})
+        assert second.text == "booked 3 on Friday"
+        again = await alice.call_tool("book", {"day": "Friday", CLAIM_ARGUMENT: claim})
+        assert "booked" not in again.text  # the answer is served once
+    assert outcomes == ["accept"]
+
+
+async def test_over_stateless_http_an_anonymous_resource_read_is_refused_and_told_why() -> None:
+    """A resources/read has no arguments to carry a claim back: without a principal the page
+    fallback refuses (an answer must never serve someone else's read) and says what to do."""
+    from elicitkit.transports.http.serve import serve_http_background
+
+    server, _ = build()
+
+    @server.resource("bistro://menu")
+    async def menu(ctx: Context) -> str:
+        result = await ctx.elicit("Which menu?", Booking, fallback="page")
+        return str(result.data.guests)
+
     async with serve_http_background(server) as handle, Client(handle.url, mode="modern") as client:
-        result = await client.call_tool("book", {"day": "Friday"})
-    assert result.is_error and "told apart" in result.text and outcomes == []
+        with pytest.raises(MCPError) as refused:
+            await client.read_resource("bistro://menu")
+    text = str(refused.value)
+    assert "told apart" in text and "authenticate callers" in text
 
 
 async def test_behind_a_proxy_the_public_url_is_the_link_and_its_host_and_origin_are_accepted() -> None:
@@ -379,3 +440,198 @@ async def test_over_http_a_client_that_never_answers_gets_the_link_after_the_dea
         await answer_page(url.group(0), {"f0": "7"})
         second = await client.call_tool("book", {"day": "Monday"})
     assert second.text == "booked 7 on Monday" and outcomes == ["accept"]
+
+
+# -- the deadline on 2026-07-28: no request to withdraw, so the deadline rides in the sealed state
+
+MODERN = {"mode": "modern", "protocol_version": "2026-07-28"}
+
+
+async def by_hand(request: ElicitRequest) -> ElicitationResult[Any]:
+    raise AssertionError("this test answers the rounds by hand")
+
+
+def result_text(result: dict[str, Any]) -> str:
+    return "\n".join(block["text"] for block in result["content"] if block.get("type") == "text")
+
+
+async def test_on_2026_a_retry_past_the_deadline_without_the_answer_gets_the_link_and_the_next_call_continues(
+    served: tuple[Server, list[str]],
+) -> None:
+    server, outcomes = served
+    async with Client(server, elicitation_callback=by_hand, elicitation_modes=("form",), **MODERN) as client:
+        pending = await client.call_tool("book", {"day": "Monday"}, input_required="return")
+        assert isinstance(pending, InputRequiredResult)
+        [(key, asked)] = pending.input_requests.items()
+        assert asked.params.get("mode", "form") == "form"
+        early = await client.resume(pending, {}, input_required="return")  # within the deadline: asked again
+        assert isinstance(early, InputRequiredResult) and list(early.input_requests) == [key]
+        await anyio.sleep(0.6)  # past the 0.5 s deadline, counted from the first round (sealed)
+        late = await client.resume(early, {}, input_required="return")
+        assert isinstance(late, dict) and late.get("resultType") == "complete" and not late.get("isError")
+        url = page_url(result_text(late))
+        assert "same arguments" in result_text(late) and outcomes == []
+        await answer_page(url, {"f0": "4"})
+        second = await client.call_tool("book", {"day": "Monday"})  # a new call: continues with the page's answer
+    assert second.text == "booked 4 on Monday" and outcomes == ["accept"]
+
+
+async def test_on_2026_an_answer_that_comes_back_after_the_deadline_is_still_used(
+    served: tuple[Server, list[str]],
+) -> None:
+    """Nothing was withdrawn on 2026 (the person's form stayed open): their late answer stands."""
+    server, outcomes = served
+    async with Client(server, elicitation_callback=by_hand, elicitation_modes=("form",), **MODERN) as client:
+        pending = await client.call_tool("book", {"day": "Tuesday"}, input_required="return")
+        assert isinstance(pending, InputRequiredResult)
+        await anyio.sleep(0.6)
+        [key] = pending.input_requests
+        done = await client.resume(pending, {key: {"action": "accept", "content": {"guests": 2}}})
+    assert isinstance(done, dict) and result_text(done) == "booked 2 on Tuesday" and outcomes == ["accept"]
+
+
+async def test_on_2026_over_stateless_http_the_deadline_link_carries_a_claim() -> None:
+    from elicitkit.transports.http.serve import serve_http_background
+
+    server, outcomes = build()
+    async with (
+        serve_http_background(server) as handle,
+        Client(handle.url, elicitation_callback=by_hand, elicitation_modes=("form",), **MODERN) as client,
+        Client(handle.url, **MODERN) as other,
+    ):
+        pending = await client.call_tool("book", {"day": "Monday"}, input_required="return")
+        assert isinstance(pending, InputRequiredResult)
+        await anyio.sleep(0.6)
+        late = await client.resume(pending, {}, input_required="return")
+        assert isinstance(late, dict)
+        link = CallToolResult.model_validate(late)
+        url, claim = http_page_url(link.text), claim_of(link)
+        await answer_page(url, {"f0": "8"})
+        stranger = await other.call_tool("book", {"day": "Monday"})
+        assert "booked" not in stranger.text
+        second = await client.call_tool("book", {"day": "Monday", CLAIM_ARGUMENT: claim})
+    assert second.text == "booked 8 on Monday" and outcomes == ["accept"]
+
+
+# -- a tool asking several questions of a client without elicitation: one page per call, answers kept
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_tool_with_two_questions_gets_both_answers_over_three_calls(era: dict[str, Any]) -> None:
+    server = Server("two-questions", "1.0")
+
+    @server.tool()
+    async def plan(ctx: Context, day: str) -> str:
+        party = await ctx.elicit(f"How many guests on {day}?", Booking, fallback="page")
+        key = await ctx.elicit("Your booking-system key", ApiKey, fallback="page")
+        return f"{party.data.guests} guests, key {key.data.api_key}"
+
+    try:
+        async with Client(server, **era) as client:
+            first = await client.call_tool("plan", {"day": "Friday"})
+            await answer_page(page_url(first.text), {"f0": "5"})
+            second = await client.call_tool("plan", {"day": "Friday"})  # the first answer used, the second asked
+            assert "booking-system key" in second.text and page_url(second.text) != page_url(first.text)
+            await answer_page(page_url(second.text), {"f0": "k-1"})
+            third = await client.call_tool("plan", {"day": "Friday"})
+            assert third.text == "5 guests, key k-1"
+            fourth = await client.call_tool("plan", {"day": "Friday"})  # done: the answers were used up
+            assert "How many guests" in fourth.text
+    finally:
+        await pages_of(server).aclose()
+
+
+# -- create_app: the server inside a user's Starlette app, its pages under the app's own prefix
+
+
+@contextlib.asynccontextmanager
+async def user_app(server: Server, prefix: str = "/tools") -> AsyncIterator[str]:
+    """A user's app (a home page, the MCP app mounted at ``prefix``) under uvicorn; yields the MCP URL."""
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Mount, Route
+
+    from elicitkit.transports.http.serve import create_app
+
+    mcp = create_app(server)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        async with mcp.router.lifespan_context(mcp):  # Starlette does not run a mounted app's lifespan
+            yield
+
+    async def home(_: Request) -> PlainTextResponse:
+        return PlainTextResponse("the user's own app")
+
+    app = Starlette(routes=[Route("/", home), Mount(prefix, app=mcp)], lifespan=lifespan)
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", access_log=False, lifespan="on")
+    userver = uvicorn.Server(config)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(userver.serve)
+        while not userver.started:  # noqa: ASYNC110 - uvicorn offers no started event
+            await anyio.sleep(0.01)
+        port = userver.servers[0].sockets[0].getsockname()[1]
+        try:
+            yield f"http://127.0.0.1:{port}{prefix}/mcp"
+        finally:
+            userver.should_exit = True
+            await pages_of(server).aclose()
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_create_app_mounted_under_a_prefix_serves_its_pages_there(era: dict[str, Any]) -> None:
+    server, outcomes = build()
+    seen: list[ElicitRequest] = []
+    async with (
+        user_app(server) as url,
+        Client(url, elicitation_callback=url_person({"f0": "sk-98765"}, seen), **era) as client,
+    ):
+        result = await client.call_tool("setup_key", {})
+        async with httpx.AsyncClient(timeout=5) as http:
+            assert (await http.get(url.rsplit("/tools", 1)[0] + "/")).text == "the user's own app"
+    assert result.text == "stored a key of 8 characters" and outcomes == ["accept"]
+    assert isinstance(seen[0], UrlRequest) and seen[0].url.startswith(url + "/ask/")
+
+
+async def test_create_app_link_fallback_under_a_prefix() -> None:
+    server, outcomes = build()
+    async with user_app(server, "/apps/bistro") as url, Client(url) as client:
+        first = await client.call_tool("book", {"day": "Friday"})
+        link = re.search(r"http://\S+/ask/[A-Za-z0-9_\-]+", first.text)
+        assert link is not None and link.group(0).startswith(url + "/ask/"), first.text
+        async with httpx.AsyncClient(timeout=5) as http:  # the page refuses a foreign Host here too
+            assert (await http.get(link.group(0), headers={"Host": "evil.example"})).status_code == 403
+        await answer_page(link.group(0), {"f0": "2"})
+        second = await client.call_tool("book", {"day": "Friday"})
+    assert second.text == "booked 2 on Friday" and outcomes == ["accept"]
+
+
+async def test_create_app_never_makes_links_from_a_host_it_cannot_vouch_for() -> None:
+    """Reached first under a name it does not know (no DNS-rebinding guard to vet it), the app
+    does not put that name in the links other people get: pages need ``public_url`` then."""
+    from elicitkit.elicitation.errors import ElicitationUnsupported
+    from elicitkit.transports.http.serve import create_app
+
+    server, _ = build()
+    app = create_app(server)
+    host = pages_of(server)
+    try:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://evil.example") as http:
+            await http.get("/mcp")
+            with pytest.raises(ElicitationUnsupported, match="public_url"):
+                await host.base_url()
+            assert (await http.get("/mcp/ask/" + "x" * 43)).status_code == 403  # nor answers to it
+        configure_pages(server, public_url="https://bistro.example/mcp")
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://evil.example") as http:
+            await http.get("/mcp")
+        schema = {"type": "object", "properties": {"guests": {"type": "integer"}}, "required": ["guests"]}
+        q, link = await host.open("k", "Guests?", schema)
+        assert link == "https://bistro.example/mcp/ask/" + q.token
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8000") as http:
+            await http.get("/mcp")  # a loopback name: vetted, learnt
+        q2, link2 = await host.open("k2", "Guests?", schema)
+        assert link2 == "https://bistro.example/mcp/ask/" + q2.token  # public_url still wins
+    finally:
+        await host.aclose()

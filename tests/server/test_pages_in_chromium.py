@@ -1,5 +1,7 @@
 """The server's own form pages in headless Chromium: via="web" with a password, a URL-only
-client, and a client without elicitation (two calls, the person answers in between).
+client, a client without elicitation (two calls, the person answers in between), an anonymous
+stateless 2026 caller continuing with its claim, the deadline then the link (both eras), and
+the pages of a server mounted with ``create_app`` under a user app's prefix.
 
 The Selenium driver and page helpers are the browser handler's (one Chromium per module); the
 person runs in a worker thread (Selenium blocks) while the call waits in the event loop.
@@ -16,10 +18,12 @@ import pytest
 from pydantic import BaseModel, Field
 
 from elicitkit import Client
+from elicitkit.client.results import CallToolResult
+from elicitkit.client.rounds import InputRequiredResult
 from elicitkit.elicitation.requests import ElicitRequest, UrlRequest
 from elicitkit.elicitation.results import ElicitationResult
 from elicitkit.server import Context, Server
-from elicitkit.server.pages import pages_of
+from elicitkit.server.pages import CLAIM_ARGUMENT, pages_of
 
 from .test_pages import ERAS, page_url
 
@@ -155,3 +159,81 @@ async def test_a_client_that_never_answers_then_the_link_in_chromium(driver: Web
         await pages_of(server).aclose()
     assert seen["done"] == "sent" and again == "page-done"
     assert second.text == "booked 3 on Sunday"
+
+
+# -- stateless 2026 HTTP, anonymous callers: the link result's claim is what continues the call
+
+
+async def test_anonymous_2026_http_caller_with_its_claim_in_chromium(driver: WebDriver) -> None:
+    from elicitkit.transports.http.serve import serve_http_background
+
+    from .test_pages import claim_of, http_page_url
+
+    server = build()
+    async with (
+        serve_http_background(server) as handle,
+        Client(handle.url, mode="modern") as alice,
+        Client(handle.url, mode="modern") as bob,
+    ):
+        first = await alice.call_tool("book", {"day": "Friday"})
+        url, claim = http_page_url(first.text), claim_of(first)
+        seen = await anyio.to_thread.run_sync(answer, driver, url, {"guests": "6"})
+        from_bob = await bob.call_tool("book", {"day": "Friday"})  # same call, another anonymous caller
+        second = await alice.call_tool("book", {"day": "Friday", CLAIM_ARGUMENT: claim})
+    assert seen["done"] == "sent" and "Bistro du Coin" in seen["who"]
+    assert "booked" not in from_bob.text and http_page_url(from_bob.text) != url
+    assert second.text == "booked 6 on Friday"
+
+
+# -- the deadline on 2026-07-28: a retry past it without the answer gets the link
+
+
+async def test_2026_deadline_then_the_link_in_chromium(driver: WebDriver) -> None:
+    server = build()
+
+    @server.tool()
+    async def book_soon(ctx: Context, day: str) -> str:
+        """Book, but give the host only a moment to show the form."""
+        result = await ctx.elicit(f"Guests on {day}?", Party, fallback="page", deadline=0.5, timeout=30)
+        return f"booked {result.data.guests} on {day}" if result.accepted else result.action.value
+
+    async def by_hand(request: ElicitRequest) -> ElicitationResult[Any]:
+        raise AssertionError("the rounds are answered by hand")
+
+    try:
+        async with Client(server, elicitation_callback=by_hand, elicitation_modes=("form",), mode="modern") as client:
+            pending = await client.call_tool("book_soon", {"day": "Sunday"}, input_required="return")
+            assert isinstance(pending, InputRequiredResult)
+            await anyio.sleep(0.6)
+            late = await client.resume(pending, {}, input_required="return")  # back, without the answer
+            assert isinstance(late, dict)
+            url = page_url(CallToolResult.model_validate(late).text)
+            seen = await anyio.to_thread.run_sync(answer, driver, url, {"guests": "3"})
+            second = await client.call_tool("book_soon", {"day": "Sunday"})
+    finally:
+        await pages_of(server).aclose()
+    assert seen["done"] == "sent" and second.text == "booked 3 on Sunday"
+
+
+# -- create_app: the server mounted in a user's Starlette app, the page under the app's prefix
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_create_app_under_a_prefix_password_in_chromium(driver: WebDriver, era: dict[str, Any]) -> None:
+    from .test_pages import user_app
+
+    server = build()
+    seen: list[dict[str, Any]] = []
+    person = person_by_url(driver, {"user": "ada", "password": "hunter2hunter2"}, seen)
+    asked: list[str] = []
+
+    async def callback(request: ElicitRequest) -> ElicitationResult[Any]:
+        assert isinstance(request, UrlRequest)
+        asked.append(request.url)
+        return await person(request)  # type: ignore[no-any-return]
+
+    async with user_app(server, "/apps/bistro") as url, Client(url, elicitation_callback=callback, **era) as client:
+        result = await client.call_tool("login", {})
+    assert result.text == "ada signed in with a 14-character password"
+    assert asked[0].startswith(url + "/ask/") and seen[0]["types"]["password"] == "password"
+    assert seen[0]["done"] == "sent"

@@ -16,6 +16,7 @@ import contextlib
 import hashlib
 import logging
 import secrets
+import time
 from typing import Any
 
 from elicitkit.elicitation.answers import parse_result
@@ -35,7 +36,7 @@ from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.protocol.modern import missing_capability
 from elicitkit.protocol.versions import LATEST_LEGACY, MODERN_2026, supports_url_elicitation
 from elicitkit.server import pages
-from elicitkit.server.pages import AnswerOnPage, caller_key, pages_of
+from elicitkit.server.pages import AnswerOnPage, PageHost, caller_of, pages_of, question_key
 from elicitkit.server.rounds import round as rounds
 from elicitkit.server.rounds.round import InputRequired, InputRound
 from elicitkit.server.scope import RequestScope
@@ -129,7 +130,8 @@ async def ask_form(
     the round with the question (:mod:`elicitkit.server.rounds.round`). ``via="web"``: always on
     the server's own page (:mod:`elicitkit.server.pages`). ``fallback="page"`` (default: the
     server's :class:`~elicitkit.server.pages.PageOptions`): a client without form mode gets the
-    page instead, and so does one that does not answer within ``deadline`` seconds.
+    page instead, and so does one that does not answer within ``deadline`` seconds (2025: the
+    form is withdrawn; 2026: a retry past it without the answer, :func:`_ask_form_modern_by`).
     """
     if via is not None or fallback is not None or deadline is not None or pages.any_fallback:
         return await _ask_with_fallback(request, message, form, timeout, max_attempts, key, via, fallback, deadline)
@@ -198,20 +200,54 @@ async def _ask_with_fallback(
         return await _ask_on_page(request, message, form, timeout, key)
     version = _require_mode(request, "form")
     schema = form.schema_for(version)
-    if request.modern:
-        _count(request)
-        return await _ask_form_modern(request, message, form, schema, version, key)
     if fallback != "page" or deadline is None:
+        if request.modern:
+            _count(request)
+            return await _ask_form_modern(request, message, form, schema, version, key)
         return await _ask_form_now(request, message, form, schema, version, timeout, max_attempts)
-    page_key = _page_key(request, message, form.schema_for(LATEST_LEGACY), key)
-    answered = pages_of(request.session.server).take(page_key) if page_key is not None else None
+    host = pages_of(request.session.server)
+    page_key = _page_key(request, host, message, form, key)
+    answered = host.take(page_key) if page_key is not None else None
     if answered is not None:  # answered on the page after an earlier call's deadline: this call continues
         return _typed(answered, form)
+    if request.modern:
+        _count(request)
+        return await _ask_form_modern_by(request, message, form, schema, version, key, timeout, deadline)
     try:
         return await _ask_form_now(request, message, form, schema, version, deadline, max_attempts)
     except ElicitationTimeout:  # withdrawn (notifications/cancelled): the person gets the link instead
         logger.info("no answer within the %gs deadline; the question goes to a page", deadline)
         return await _ask_on_page(request, message, form, timeout, key, link_only=True)
+
+
+async def _ask_form_modern_by(
+    request: RequestScope,
+    message: str,
+    form: Form,
+    schema: dict[str, Any],
+    version: str,
+    key: str | None,
+    timeout: float | None,
+    deadline: float,
+) -> ElicitationResult[Any]:
+    """2026 with a deadline: nothing can be withdrawn (the round already ended), so the deadline
+    rides in the sealed state (when the form was first put to the client, wall clock) and is
+    applied when the client comes back. A retry that brings the answer is served, however late
+    (the person answered; nothing was withdrawn); a retry past the deadline without it gets the
+    link result, as a 2025 call gets it once its form is withdrawn."""
+    round_ = _round(request)
+    round_key = key or round_.next_key()
+    slot = "asked:" + round_key
+    try:
+        return await _ask_form_modern(request, message, form, schema, version, round_key)
+    except InputRequired:
+        asked = round_.app.get(slot)
+        if not isinstance(asked, (int, float)):
+            round_.app[slot] = time.time()
+        elif round_key not in round_.responses and time.time() - asked > deadline:
+            logger.info("no answer within the %gs deadline; the question goes to a page", deadline)
+            return await _ask_on_page(request, message, form, timeout, key, link_only=True)
+        raise
 
 
 async def _ask_on_page(
@@ -224,28 +260,42 @@ async def _ask_on_page(
     link_only: bool = False,
 ) -> ElicitationResult[Any]:
     """Ask on the server's own page: a URL-mode question pointing at it, or (a client that cannot
-    open URLs) a link result, the answer then serving the same caller's next identical call."""
+    open URLs) a link result, the answer then serving the same caller's next identical call.
+
+    The same caller (:func:`~elicitkit.server.pages.caller_of`): its session or principal; an
+    anonymous stateless 2026 caller is told apart by its round's sealed state (URL mode) or by
+    a claim the link result hands it to pass back, so another caller never gets its answer."""
     version = request.protocol_version or LATEST_LEGACY
     schema = form.schema_for(version)
     host = pages_of(request.session.server)
-    qkey = _page_key(request, message, form.schema_for(LATEST_LEGACY), key)
+    question_id = _question_id(message, form, key)
     url_ok = "url" in request.elicitation_modes and supports_url_elicitation(version) and not link_only
-    if qkey is None:  # an anonymous caller on a shared session: only this call's sealed state tells it apart
-        if not (url_ok and request.modern and request.round is not None):
+    caller = caller_of(request, host)
+    if caller is None:  # an anonymous caller on the shared stateless session: tell it apart ourselves
+        if url_ok and request.round is not None:  # the round's sealed state, echoed by this caller only
+            slot = f"page:{key or message}"
+            known = request.round.app.get(slot)
+            request.round.app[slot] = nonce = known if isinstance(known, str) else secrets.token_hex(16)
+            caller = ("sealed:" + nonce, None)
+        elif request.request.method == "tools/call" or request.request.method == "prompts/get":
+            caller = caller_of(request, host, host.issue_claim())  # handed out with the link
+        else:
             raise ElicitationUnsupported(
-                "server pages need a caller told apart from others (a session, or an authenticated principal "
-                "on stateless HTTP): a page answer must never serve someone else's call"
+                f"server pages cannot take an anonymous {request.request.method} on stateless HTTP: it has no "
+                "arguments to carry back the claim by which its caller is told apart from others, and a page "
+                "answer must never serve someone else's call; authenticate callers (a principal), or use a "
+                "client that declares elicitation"
             )
-        slot = f"page:{key or message}"
-        known = request.round.app.get(slot)
-        request.round.app[slot] = nonce = known if isinstance(known, str) else secrets.token_hex(16)
-        qkey = "sealed:" + nonce
+        assert caller is not None
+    chain, claim = caller
+    qkey = question_key(chain, question_id)
     if not url_ok:
         answered = host.take(qkey)
         if answered is not None:
             return _typed(answered, form)
-        _question, url = await host.open(qkey, message, schema)
-        raise AnswerOnPage(url, message)
+        _question, url = await host.open(qkey, message, schema, chain)
+        host.restore(chain)  # answers this call took wait for its next attempt, with this one
+        raise AnswerOnPage(url, message, claim)
     question, url = await host.open(qkey, message, schema)
     _count(request)
     elicitation_id = hashlib.sha256(question.token.encode()).hexdigest()[:32]
@@ -266,8 +316,15 @@ async def _ask_on_page(
     return _typed(answer, form)
 
 
-def _page_key(request: RequestScope, message: str, schema: dict[str, Any], key: str | None) -> str | None:
-    return caller_key(request, f"{key or ''}\0{message}\0{sorted(schema.items())!r}")
+def _question_id(message: str, form: Form, key: str | None) -> str:
+    """The question itself, the same on every era (the legacy schema), to file its page under."""
+    return f"{key or ''}\0{message}\0{sorted(form.schema_for(LATEST_LEGACY).items())!r}"
+
+
+def _page_key(request: RequestScope, host: PageHost, message: str, form: Form, key: str | None) -> str | None:
+    """The key this caller's page for this question has, if the caller can be told apart at all."""
+    caller = caller_of(request, host)
+    return None if caller is None else question_key(caller[0], _question_id(message, form, key))
 
 
 def _again(message: str, exc: InvalidAnswer) -> str:

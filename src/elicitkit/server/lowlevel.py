@@ -115,12 +115,12 @@ class LowLevelServer:
         """``x-mcp-header`` arguments of tool ``name`` (the HTTP transport checks their headers)."""
         return {}
 
-    def serve_pages(self, prefix: str, base_url: str) -> Any:
+    def serve_pages(self, prefix: str, base_url: str | None, allow_host: Callable[[str], bool] | None = None) -> Any:
         """Called by an HTTP transport once bound: the ASGI app of this server's form pages, served
         at ``prefix`` beside the endpoint (:mod:`elicitkit.server.pages`)."""
         from elicitkit.server.pages import pages_of
 
-        return pages_of(self).mount(prefix, base_url)
+        return pages_of(self).mount(prefix, base_url, allow_host)
 
     def set_request_handler(self, method: str, handler: RequestHandlerFn) -> None:
         self.request_handlers[method] = handler

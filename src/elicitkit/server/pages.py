@@ -5,37 +5,53 @@ and a secret (API key, password) must not pass through the client or the model a
 page is the same one the client's browser handler shows (:mod:`elicitkit.elicitation.webapp`
 and :mod:`elicitkit.elicitation.page`, one copy): one-time unguessable token per question,
 expiry, Host/Origin and CSRF checks, the server's name on it, decline and cancel, and the one
-validator. It is served on a loopback listener started on first use (stdio, or HTTP on the
-same machine); the answer goes straight into the waiting call, or, when the call could not
-wait (a client without elicitation), into the next call with the same arguments from the same
-caller (:meth:`PageHost.take`).
+validator. It is served beside the MCP endpoint over HTTP (:func:`serve_http` and the
+mountable :func:`create_app` alike), else on a loopback listener started on first use (stdio);
+the answer goes straight into the waiting call, or, when the call could not wait (a client
+without elicitation), into the next call with the same arguments from the same caller
+(:meth:`PageHost.take`).
+
+Who "the same caller" is (:func:`caller_of`): the session; on stateless 2026 HTTP the
+authenticated principal; and for an anonymous stateless caller, whom nothing else tells apart,
+a *claim*: an unguessable value the link result hands to that caller only, to pass back as
+the ``_answerClaim`` argument. The answer is filed under the claim, so a caller without it (any
+other anonymous caller making the same call) gets a page of its own, never this answer; the
+claim carries the server's MAC, so a caller cannot pick a weak one of its own.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import secrets
 import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from elicitkit.elicitation.errors import UrlElicitationRequired
+from elicitkit.elicitation.errors import ElicitationUnsupported, UrlElicitationRequired
 from elicitkit.elicitation.requests import FormRequest, Origin, UrlRequest
 from elicitkit.elicitation.results import ElicitationResult
 
 if TYPE_CHECKING:
-    from elicitkit.elicitation.webapp import Question
+    from elicitkit.elicitation.webapp import FormApp, Question
     from elicitkit.server.lowlevel import LowLevelServer as Server
     from elicitkit.server.scope import RequestScope
     from elicitkit.transports.http.loopback import LoopbackServer
 
-__all__ = ["AnswerOnPage", "PageHost", "PageOptions", "configure_pages", "pages_of"]
+__all__ = ["CLAIM_ARGUMENT", "AnswerOnPage", "PageHost", "PageOptions", "caller_of", "configure_pages", "pages_of"]
 
 DEFAULT_EXPIRY = 900.0
 """Seconds a page's token lives: long enough for a person, short enough that a leaked link dies."""
+
+CLAIM_ARGUMENT = "_answerClaim"
+"""The argument an anonymous stateless caller passes back to collect its page's answer.
+
+Tools ignore arguments they do not declare, so it never reaches the tool body; it is left out
+of the call's identity (the "same arguments")."""
 
 
 @dataclass(frozen=True)
@@ -43,15 +59,19 @@ class PageOptions:
     """How a server falls back when a client cannot take a form question as asked.
 
     ``fallback``: ``"page"`` (the ladder: URL-mode link to the page, else a link result, and the
-    same after ``deadline`` seconds without an answer) or ``"error"`` (today's behaviour:
-    :class:`ElicitationUnsupported` / :class:`ElicitationTimeout`). ``expires_in``: a page's
-    lifetime. Per tool, ``ctx.elicit(..., fallback=..., deadline=...)`` overrides these.
+    same after ``deadline`` seconds without an answer: on 2025 eras the form is withdrawn then;
+    on 2026, where nothing is pending to withdraw, a retry past the deadline without the answer
+    gets the link) or ``"error"`` (today's behaviour: :class:`ElicitationUnsupported` /
+    :class:`ElicitationTimeout`). ``expires_in``: a page's lifetime. ``public_url``: where people
+    reach the HTTP server (behind a proxy, on a public address, or mounted with ``create_app``
+    under a name it cannot vouch for); the links then use its origin. Per tool,
+    ``ctx.elicit(..., fallback=..., deadline=...)`` overrides these.
     """
 
     fallback: str = "error"
     deadline: float | None = None
     expires_in: float = DEFAULT_EXPIRY
-    public_url: str | None = None  # HTTP: the base URL people reach the server at (behind a proxy, 0.0.0.0)
+    public_url: str | None = None
 
 
 class AnswerOnPage(UrlElicitationRequired):
@@ -62,17 +82,25 @@ class AnswerOnPage(UrlElicitationRequired):
     is answered, continues with the answer.
     """
 
-    def __init__(self, url: str, message: str) -> None:
+    def __init__(self, url: str, message: str, claim: str | None = None) -> None:
         self.url = url
+        self.claim = claim  # an anonymous caller's claim on the answer, to pass back (CLAIM_ARGUMENT)
         super().__init__([UrlRequest(message, url)], message)
 
     def result(self) -> dict[str, Any]:
+        again = "Then call this tool again with the same arguments to continue."
+        structured: dict[str, Any] = {"answerAt": self.url}
+        if self.claim is not None:
+            again = (
+                f'Then call this tool again with the same arguments plus "{CLAIM_ARGUMENT}": "{self.claim}" '
+                "to continue (that value is what entitles this call to the answer; keep it to this conversation)."
+            )
+            structured["addArguments"] = {CLAIM_ARGUMENT: self.claim}
         text = (
             f"This needs an answer from the person: {self.message}\n"
-            f"Ask them to open {self.url} and answer there (the answer does not pass through this chat). "
-            "Then call this tool again with the same arguments to continue."
+            f"Ask them to open {self.url} and answer there (the answer does not pass through this chat). {again}"
         )
-        return {"content": [{"type": "text", "text": text}], "structuredContent": {"answerAt": self.url}}
+        return {"content": [{"type": "text", "text": text}], "structuredContent": structured}
 
 
 class PageHost:
@@ -87,33 +115,61 @@ class PageHost:
         self._listener: LoopbackServer | None = None  # uvicorn is imported when a page is first needed
         self._lock = anyio.Lock()
         self._mounted: str | None = None
+        self._in_app = False  # mounted in an HTTP app that could not say where people reach it
+        self._secret = secrets.token_bytes(32)  # signs the claims handed to anonymous callers
         self.by_key: dict[str, Question] = {}
+        self._chain: dict[str, str] = {}  # question key -> the caller's call it belongs to
+        self._spent: dict[str, tuple[str, Question]] = {}  # taken answers, back if the call asks again
 
-    def mount(self, prefix: str, base_url: str) -> Any:
+    def mount(self, prefix: str, base_url: str | None, allow_host: Callable[[str], bool] | None = None) -> FormApp:
         """Serve the pages beside the MCP endpoint (an HTTP transport calls this once bound).
 
-        ``prefix``: the path (``/mcp/ask/``); ``base_url``: ``http://host:port`` as the person
-        reaches it. The app answers only to that ``Host`` (DNS rebinding), and a POST's
+        ``prefix``: the path (``/mcp/ask/``) as the person's browser sees it; ``base_url``:
+        ``http://host:port`` as the person reaches it, or None when the transport cannot tell
+        (an app mounted in another: then only ``public_url`` makes links). The app answers only
+        to that ``Host`` and those ``allow_host`` accepts (DNS rebinding), and a POST's
         ``Origin`` must be its own. Returns the ASGI app to route ``prefix`` to.
         """
-        authority = base_url.split("://", 1)[1].split("/", 1)[0]
-        hosts = {authority}
-        if authority.startswith("127.0.0.1:"):
-            hosts.add("localhost:" + authority.split(":", 1)[1])
-        if self.options.public_url is not None:  # behind a proxy: its Host, and its (https) Origin
-            public = _origin_of(self.options.public_url)
-            hosts.add(public.split("://", 1)[1])
-            self.app.origins = {public}
-            base_url = public
+        hosts: set[str] = set()
+        if base_url is not None:
+            authority = base_url.split("://", 1)[1].split("/", 1)[0]
+            hosts.add(authority)
+            if authority.startswith("127.0.0.1:"):
+                hosts.add("localhost:" + authority.split(":", 1)[1])
+        extra = allow_host
+
+        def allows(host: str) -> bool:
+            public = self._public()
+            return (
+                host in hosts
+                or (public is not None and host == public.split("://", 1)[1])
+                or (extra is not None and extra(host))
+            )
+
         self.app.prefix = prefix
-        self.app.allow_host = hosts.__contains__
-        self._mounted = _origin_of(base_url)
+        self.app.allow_host = allows
+        self._mounted = _origin_of(base_url) if base_url is not None else None
+        self._in_app = base_url is None
         return self.app
 
+    def _public(self) -> str | None:
+        """``public_url``'s origin, if set (read each time: it may be configured after mounting)."""
+        return _origin_of(self.options.public_url) if self.options.public_url is not None else None
+
     async def base_url(self) -> str:
-        """Where the pages are: beside the HTTP endpoint, else ``http://127.0.0.1:<port>`` (started on first use)."""
+        """Where the pages are: ``public_url``, or beside the HTTP endpoint, else
+        ``http://127.0.0.1:<port>`` (started on first use)."""
+        public = self._public()
+        if public is not None and (self._mounted is not None or self._in_app):
+            self.app.origins = {public}  # behind a proxy: its (https) Origin posts the forms
+            return public
         if self._mounted is not None:
             return self._mounted
+        if self._in_app:  # a loopback listener here would be on the wrong machine for the person
+            raise ElicitationUnsupported(
+                "this server's pages are mounted in an HTTP app reached under a name it cannot vouch for; "
+                "say where people reach it: configure_pages(server, public_url='https://...')"
+            )
         async with self._lock:
             if self._listener is None:
                 from elicitkit.transports.http.loopback import LoopbackServer
@@ -123,8 +179,32 @@ class PageHost:
                 self.app.listening_at(await self._listener.start())
         return self.app.origin
 
-    async def open(self, key: str, message: str, schema: dict[str, Any]) -> tuple[Question, str]:
-        """The page for question ``key`` (one caller, one call, one question): reused while open."""
+    # -- claims: what tells an anonymous caller's next call from everyone else's
+
+    def issue_claim(self) -> str:
+        """A fresh claim: a random part and this server's MAC of it (so only claims it issued count)."""
+        nonce = secrets.token_urlsafe(18)
+        return f"{nonce}.{self._mac(nonce)}"
+
+    def valid_claim(self, claim: object) -> bool:
+        """Whether ``claim`` is one this server issued (compared in constant time)."""
+        if not isinstance(claim, str) or claim.count(".") != 1 or len(claim) > 128:
+            return False
+        nonce, mac = claim.split(".")
+        return hmac.compare_digest(mac.encode(), self._mac(nonce).encode())
+
+    def _mac(self, nonce: str) -> str:
+        return hmac.new(self._secret, nonce.encode(), hashlib.sha256).hexdigest()[:32]
+
+    # -- questions by key
+
+    async def open(
+        self, key: str, message: str, schema: dict[str, Any], chain: str | None = None
+    ) -> tuple[Question, str]:
+        """The page for question ``key`` (one caller, one call, one question): reused while open.
+
+        ``chain``: the caller's call it belongs to (:func:`caller_of`), for :meth:`restore`.
+        """
         base = await self.base_url()
         self._prune()
         question = self.by_key.get(key)
@@ -133,25 +213,46 @@ class PageHost:
                 FormRequest(message, schema, origin=self.origin), expires_in=self.options.expires_in
             )
             self.by_key[key] = question
+            if chain is not None:
+                self._chain[key] = chain
         return question, base + question.path
 
     def _prune(self) -> None:
-        """Forget pages that expired unanswered (their tokens are refused already)."""
+        """Forget pages that expired unanswered (their tokens are refused already), and answers
+        nobody came back for within another lifetime."""
         now = time.monotonic()
-        for stale in [k for k, q in self.by_key.items() if q.result is None and now > q.expires_at]:
-            self.withdraw(stale)
+        keep = self.options.expires_in
+        for stale, q in list(self.by_key.items()):
+            if (q.result is None and now > q.expires_at) or now > q.expires_at + keep:
+                self.withdraw(stale)
+        for spent in [k for k, (_, q) in self._spent.items() if now > q.expires_at + keep]:
+            del self._spent[spent]
 
     def take(self, key: str) -> ElicitationResult[Any] | None:
-        """The answer given on ``key``'s page, once: a second call does not get it again."""
+        """The answer given on ``key``'s page, once: a second call does not get it again
+        (unless this one ends up asking on a page again: :meth:`restore`)."""
         question = self.by_key.get(key)
         if question is None or question.result is None:
             return None
         del self.by_key[key]
+        chain = self._chain.pop(key, None)
+        if chain is not None:
+            self._spent[key] = (chain, question)
         return question.result
+
+    def restore(self, chain: str) -> None:
+        """The call ``chain`` took answers and then needed another page: it ends with a link, so
+        the answers it took wait for its next attempt (a tool asking several questions gets
+        them all by calling again, as on a 2026 round)."""
+        for key in [k for k, (c, _) in self._spent.items() if c == chain]:
+            _, question = self._spent.pop(key)
+            self.by_key[key] = question
+            self._chain[key] = chain
 
     def withdraw(self, key: str) -> None:
         """The call ended without needing the page (declined elsewhere, or error): its token dies."""
         question = self.by_key.pop(key, None)
+        self._chain.pop(key, None)
         if question is not None and question.result is None:
             self.app.finish(question, ElicitationResult.cancel())
 
@@ -165,6 +266,8 @@ class PageHost:
         for question in list(self.app.questions.values()):
             self.app.finish(question, ElicitationResult.cancel())
         self.by_key.clear()
+        self._chain.clear()
+        self._spent.clear()
         self.app.listening_at("")
         if self._listener is not None:
             await self._listener.stop()
@@ -198,23 +301,39 @@ def pages_of(server: Server) -> PageHost:
     return host
 
 
-def caller_key(request: RequestScope, question: str) -> str | None:
-    """Who asks what, as a key: the caller (session, or 2026 principal), the call and the question.
+def caller_of(request: RequestScope, host: PageHost, claim: str | None = None) -> tuple[str, str | None] | None:
+    """Who makes which call, as a key (and the claim it rests on, for an anonymous caller).
 
     So the answer given for one person's call never serves another's: a different session or
-    principal, tool or arguments gives a different key. None when the caller cannot be told
-    apart (an anonymous 2026 request on the shared stateless HTTP session): no replay then.
+    principal, tool or arguments gives a different key. An anonymous 2026 request on the shared
+    stateless HTTP session is told apart only by a claim: ``claim`` (a fresh one, from
+    :meth:`PageHost.issue_claim`) or the :data:`CLAIM_ARGUMENT` it passes, if this server
+    issued it. None when there is neither.
     """
+    params = request.request.params
+    arguments = params.get("arguments")
+    given: object = None
+    if isinstance(arguments, dict) and CLAIM_ARGUMENT in arguments:
+        given = arguments[CLAIM_ARGUMENT]
+        arguments = {k: v for k, v in arguments.items() if k != CLAIM_ARGUMENT}
     principal = getattr(request, "principal", None)
     if principal is not None:
-        who = "p:" + str(principal)
+        who, claim = "p:" + str(principal), None
     elif getattr(request.session, "stateless", False):
-        return None
+        if claim is None and host.valid_claim(given):
+            claim = str(given)
+        if claim is None:
+            return None
+        who = "c:" + claim
     else:
-        who = "s:" + _session_id(request.session)
-    params = request.request.params
-    call = repr((request.request.method, params.get("name") or params.get("uri"), params.get("arguments")))
-    return hashlib.sha256(f"{who}\0{call}\0{question}".encode()).hexdigest()
+        who, claim = "s:" + _session_id(request.session), None
+    call = repr((request.request.method, params.get("name") or params.get("uri"), arguments))
+    return hashlib.sha256(f"{who}\0{call}".encode()).hexdigest(), claim
+
+
+def question_key(chain: str, question: str) -> str:
+    """One question of one caller's call: the key its page and answer are filed under."""
+    return hashlib.sha256(f"{chain}\0{question}".encode()).hexdigest()
 
 
 def _origin_of(url: str) -> str:

@@ -33,6 +33,7 @@ import anyio
 from elicitkit.runtime.contract import Endpoint
 from elicitkit.transports.http.asgi import StreamableHTTPHandler
 from elicitkit.transports.http.responses import ASGISend, Receive, Scope, send_plain
+from elicitkit.transports.http.security import LOOPBACK_HOSTS, parse_authority, read_headers
 from elicitkit.transports.http.sessions import SessionTable
 
 if TYPE_CHECKING:
@@ -41,9 +42,15 @@ if TYPE_CHECKING:
 
 
 def create_app(server: Endpoint, *, path: str = "/mcp", **options: Any) -> Starlette:
-    """A Starlette app serving ``server`` at ``path``; mount it anywhere, or run it with uvicorn."""
+    """A Starlette app serving ``server`` at ``path``; mount it anywhere, or run it with uvicorn.
+
+    The server's own form pages (:mod:`elicitkit.server.pages`) are served beside it at
+    ``<path>/ask/<token>``, under whatever prefix the app is mounted at (see :class:`_AppPages`).
+    Starlette does not run a mounted app's lifespan: enter ``app.router.lifespan_context(app)``
+    in the host app's own lifespan.
+    """
     from starlette.applications import Starlette
-    from starlette.routing import Route
+    from starlette.routing import BaseRoute, Mount, Route
 
     handler = StreamableHTTPHandler(server, **options)
 
@@ -52,9 +59,57 @@ def create_app(server: Endpoint, *, path: str = "/mcp", **options: Any) -> Starl
         async with handler.run():
             yield
 
-    app = Starlette(routes=[Route(path, endpoint=handler, methods=["GET", "POST", "DELETE"])], lifespan=lifespan)
+    endpoint = Route(path, endpoint=handler, methods=["GET", "POST", "DELETE"])
+    routes: list[BaseRoute] = [endpoint]
+    if getattr(server, "serve_pages", None) is not None:
+        pages = _AppPages(server, handler, path, endpoint)
+        routes.append(Mount(pages.path, app=pages))
+    app = Starlette(routes=routes, lifespan=lifespan)
     app.state.mcp_handler = handler
     return app
+
+
+class _AppPages:
+    """The form pages inside a :func:`create_app` app, which cannot know where it is reached.
+
+    The links a page's question carries need the address people reach the app at and the
+    prefix it is mounted under. Both are learnt from the endpoint's first request that names
+    this machine (a loopback name) or a host the endpoint allows (``allowed_hosts``): a Host
+    anyone could send is never made into the link others are given. Until then the endpoint's
+    route goes through :meth:`learn` (a plain call, no frame); then the route is the handler
+    again. With ``configure_pages(server, public_url=...)`` the links use that address.
+    """
+
+    def __init__(self, server: Endpoint, handler: StreamableHTTPHandler, path: str, route: Any) -> None:
+        self.server = server
+        self.handler = handler
+        self.route = route
+        self.path = path.rstrip("/") + "/ask"
+        self.app: Any = None
+        route.app = self.learn
+
+    def allows(self, host: str) -> bool:
+        """A Host the endpoint itself would accept with DNS-rebinding protection on."""
+        authority = parse_authority(host)
+        guard = self.handler.guard
+        return authority is not None and (authority[0] in LOOPBACK_HOSTS or host.lower() in guard.allowed_hosts)
+
+    def learn(self, scope: Scope, receive: Receive, send: ASGISend) -> Awaitable[None]:
+        if scope["type"] == "http":
+            host = read_headers(scope["headers"]).get("host", "")
+            prefix = scope.get("root_path", "") + self.path + "/"
+            if self.allows(host):
+                base = f"{scope.get('scheme', 'http')}://{host}"
+                self.app = self.server.serve_pages(prefix, base, self.allows)  # type: ignore[attr-defined]
+                self.route.app = self.handler  # learnt: nothing more per request
+            elif self.app is None:  # links only from public_url, until a vetted Host comes
+                self.app = self.server.serve_pages(prefix, None, self.allows)  # type: ignore[attr-defined]
+        return self.handler(scope, receive, send)
+
+    def __call__(self, scope: Scope, receive: Receive, send: ASGISend) -> Awaitable[None]:
+        if self.app is None or scope["type"] != "http":  # no page can exist before the endpoint's first request
+            return send_plain(send, 404, "Not Found")
+        return self.app(scope, receive, send)  # type: ignore[no-any-return]
 
 
 class _Endpoint:
