@@ -175,3 +175,50 @@ async def test_redis_down_fails_the_round_cleanly_over_the_wire() -> None:
         finally:
             await own.aclose()
     assert paid == ["a"]
+
+
+def _asking_server(ring: KeyRing, client: aioredis.Redis, prefix: str, served: list[str]) -> Server:
+    codec = AeadStateCodec(ring, spent=RedisSpentStates(client, prefix=prefix))
+    server = Server("asking", state_codec=codec)
+
+    @server.prompt()
+    async def greeting(ctx: Context) -> str:
+        answer = await ctx.elicit("Your name?", str)
+        served.append("prompt")
+        return f"Hello {answer.data if answer.accepted else 'stranger'}"
+
+    @server.resource("notes://today")
+    async def today(ctx: Context) -> str:
+        answer = await ctx.elicit("Which notes?", str)
+        served.append("resource")
+        return f"notes for {answer.data if answer.accepted else 'nobody'}"
+
+    return server
+
+
+async def test_prompts_and_resources_are_single_use_across_instances_too(
+    client: aioredis.Redis, other_client: aioredis.Redis, prefix: str
+) -> None:
+    ring = KeyRing.generate()
+    served: list[str] = []
+    a = _asking_server(ring, client, prefix, served)
+    b = _asking_server(ring, other_client, prefix, served)
+
+    async def named(request: Any) -> ElicitationResult[Any]:
+        return ElicitationResult.accept({"value": "Ada"})
+
+    async with (
+        Client(a, mode="modern", elicitation_callback=named) as on_a,
+        Client(b, mode="modern", elicitation_callback=named) as on_b,
+    ):
+        for pending in (
+            await on_a.get_prompt("greeting", input_required="return"),
+            await on_a.read_resource("notes://today", input_required="return"),
+        ):
+            assert isinstance(pending, InputRequiredResult)
+            responses = {key: {"action": "accept", "content": {"value": "Ada"}} for key in pending.input_requests}
+            await on_b.resume(pending, responses)  # spent on B
+            with pytest.raises(MCPError) as replayed:
+                await on_a.resume(pending, responses)  # refused on A
+            assert replayed.value.code == INVALID_PARAMS
+    assert served == ["prompt", "resource"]
