@@ -48,7 +48,7 @@ async def test_two_instances_racing_on_one_nonce_have_one_winner(
 
 async def test_a_claim_expires_with_its_state(client: aioredis.Redis, prefix: str) -> None:
     spent = RedisSpentStates(client, prefix=prefix)
-    expires = int(time.time()) + 1
+    expires = int(time.time()) + 2  # at least a second away: the second claim comes before it
     assert await spent.claim("short", expires)
     ttl = await client.pttl(f"{prefix}spent:short")
     assert 0 < ttl <= 2000  # Redis forgets it by itself: no key outlives its state

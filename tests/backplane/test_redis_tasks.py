@@ -70,15 +70,15 @@ async def test_a_run_whose_instance_died_is_taken_over_by_another(
     client: aioredis.Redis, other_client: aioredis.Redis, prefix: str
 ) -> None:
     hung = FakeTool(keys=(), gate=asyncio.Event())  # A's body never gets past its work
-    a = TaskRunner(RedisTaskStore(client, prefix=prefix), hung, lease=0.3, runner_id="a")
+    a = TaskRunner(RedisTaskStore(client, prefix=prefix), hung, lease=1.0, runner_id="a")
     finisher = FakeTool(keys=())
-    b = TaskRunner(RedisTaskStore(other_client, prefix=prefix), finisher, lease=0.3, on_interrupted="rerun")
+    b = TaskRunner(RedisTaskStore(other_client, prefix=prefix), finisher, lease=1.0, on_interrupted="rerun")
     created = await a.create("idempotent", {})
     await asyncio.sleep(0.05)
     assert a.running(created.task_id)
     await a.aclose()  # A is gone: its lease stays and lapses
     assert await b.sweep() == (0, 0)  # not yet: the lease still runs
-    await asyncio.sleep(0.4)
+    await asyncio.sleep(1.1)  # A renewed it at most until it stopped
     assert await b.sweep() == (0, 1)
     done = await settle(b, created.task_id)
     assert done.status == "completed" and finisher.side_effects == [{}]

@@ -146,7 +146,7 @@ async def test_fifty_two_round_calls_through_the_balancer_lose_and_cross_nothing
     assert all(len(runs[n]) == 3 for n in range(50)), runs  # three rounds each, no more
     assert set().union(*runs.values()) == set(fleet.processes)  # every instance served rounds
     spread = sum(len(set(pids)) > 1 for pids in runs.values())
-    assert spread >= 40, f"only {spread} of 50 calls had rounds on more than one instance"
+    assert spread >= 25, f"only {spread} of 50 calls had rounds on more than one instance"  # sticky: 0
 
 
 async def test_a_replayed_round_is_refused_on_another_instance(fleet: Fleet) -> None:
