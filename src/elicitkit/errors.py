@@ -43,6 +43,7 @@ the wrong kind of thing), ``InvalidAnswer`` a ``ValueError``, ``ElicitationTimeo
     ├── InvalidTemplate               a resource URI template that does not parse (also a ValueError)
     └── TaskError                     the Tasks extension's store or state machine
         ├── TaskExists
+        ├── TaskStoreUnavailable      the store cannot be reached (also an MCPError: -32603, try again)
         └── InvalidTransition         (also a ValueError)
 
 Not errors: ``InputRequired`` (server/rounds/round.py) is a ``BaseException`` control signal
@@ -103,6 +104,7 @@ _HOMES = {
     "KeyRingError": "elicitkit.server.rounds.keys",
     "InvalidTemplate": "elicitkit.server.uri_templates",
     "TaskExists": "elicitkit.server.tasks.store",
+    "TaskStoreUnavailable": "elicitkit.server.tasks.store",
     "AnswerOnPage": "elicitkit.server.pages",
 }
 

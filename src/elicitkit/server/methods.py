@@ -125,6 +125,9 @@ def call_tool(server: Server, scope: RequestScope) -> Awaitable[JSON]:
 
 async def run_tool(server: Server, tool: Tool, arguments: dict[str, Any], scope: RequestScope) -> JSON:
     """Validate, call, render; every failure of the tool itself becomes an ``isError`` result."""
+    round_ = scope.round
+    if round_ is not None and round_.unclaimed is not None:  # single-use rounds on a shared store
+        await round_.claim()
     try:
         values = tool.plan.validate(arguments)
     except ValidationError as exc:
@@ -199,7 +202,9 @@ async def read_resource_method(server: Server, scope: RequestScope) -> JSON:
     uri = scope.params.get("uri")
     if not isinstance(uri, str):
         raise MCPError(INVALID_PARAMS, "resources/read: uri must be a string")
-    scope.open_round(server.state_codec, server.principal_hook)
+    round_ = scope.open_round(server.state_codec, server.principal_hook)
+    if round_ is not None and round_.unclaimed is not None:  # single-use rounds on a shared store
+        await round_.claim()
     try:
         return await read_resource(server, uri, server.context_for(scope))
     except MCPError:
@@ -265,7 +270,9 @@ async def get_prompt(server: Server, scope: RequestScope) -> JSON:
         values = prompt.plan.validate(arguments)
     except ValidationError as exc:
         raise MCPError(INVALID_PARAMS, f"prompt {prompt.name}: {describe_validation_error(exc)}") from None
-    scope.open_round(server.state_codec, server.principal_hook)
+    round_ = scope.open_round(server.state_codec, server.principal_hook)
+    if round_ is not None and round_.unclaimed is not None:  # single-use rounds on a shared store
+        await round_.claim()
     try:
         value = await prompt.plan.invoke(inject(server, prompt.plan, values, scope))
     except BaseException as exc:

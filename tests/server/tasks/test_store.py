@@ -1,4 +1,5 @@
-"""The TaskStore contract, run against every store, plus what only a file can do (restart, two processes)."""
+"""The TaskStore contract, run against every store (in memory, SQLite, a real Redis), plus what
+only a file can do (restart, two processes). Redis-only behaviour is in tests/backplane."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ import sys
 import textwrap
 import tracemalloc
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import orjson
 import pytest
+import redis.asyncio as aioredis
 
+from elicitkit.backplane.redis_tasks import RedisTaskStore
 from elicitkit.server.tasks import (
     InMemoryTaskStore,
     OpenRequest,
@@ -70,8 +73,25 @@ def waiting_task(task_id: str | None = None, **changes: object) -> TaskRecord:
     return dataclasses.replace(record, **changes)  # type: ignore[arg-type]
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """One real ``redis-server`` for the contract runs on Redis (each test uses its own key prefix)."""
+    from kit.fleet import redis_server  # here: the RSS probe below imports this module without tests/ on its path
+
+    with redis_server() as server:
+        yield server.url
+
+
+@pytest.fixture(params=["memory", "sqlite", "redis"])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TaskStore]:
+    if request.param == "redis":
+        client = aioredis.Redis.from_url(request.getfixturevalue("redis_url"))
+        try:
+            async with RedisTaskStore(client, prefix=f"test-{uuid.uuid4().hex}:") as on_redis:
+                yield on_redis
+        finally:
+            await client.aclose()
+        return
     made: TaskStore = InMemoryTaskStore() if request.param == "memory" else SQLiteTaskStore(tmp_path / "tasks.db")
     async with made:
         yield made

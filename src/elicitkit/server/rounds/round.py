@@ -18,13 +18,14 @@ question goes out again. Keys default to ``q1``, ``q2``... in asking order; name
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, NoReturn
 
 from elicitkit.protocol.errors import INVALID_PARAMS, MCPError
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.server.rounds.sealing import (
     InvalidRequestState,
     SealedState,
+    SpentStore,
     StateBinding,
     StateCodec,
     fingerprint_question,
@@ -57,7 +58,15 @@ def only_asking(exc: BaseException) -> bool:
 
 
 class InputRound:
-    """One 2026 request's inputs: answers on hand, questions still open, the state to seal."""
+    """One 2026 request's inputs: answers on hand, questions still open, the state to seal.
+
+    ``unclaimed``: the opened state, when the codec's single-use store is a shared one that must
+    be awaited (a fleet's); the handler may run only after :meth:`claim`. Class attributes, so
+    the default path (no state, or an in-process store) sets nothing.
+    """
+
+    unclaimed: SealedState | None = None
+    _spent_later: SpentStore | None = None
 
     def __init__(self, method: str, params: JSON, codec: StateCodec, principal: str | None = None) -> None:
         self.codec = codec
@@ -76,10 +85,30 @@ class InputRound:
 
     def _open(self, token: Any) -> SealedState:
         try:
-            return self.codec.open(token, self.binding)
+            state = self.codec.open(token, self.binding)
         except InvalidRequestState as exc:
-            logger.warning("rejected requestState for %s %s: %s", self.binding.method, self.binding.target, exc.reason)
-            raise exc.to_mcp_error() from None
+            self._refused(exc)
+        later: SpentStore | None = getattr(self.codec, "spent_later", None)
+        if later is not None:  # a fleet's single-use store: claimed (awaited) before the handler runs
+            self.unclaimed, self._spent_later = state, later
+        return state
+
+    def _refused(self, exc: InvalidRequestState) -> NoReturn:
+        logger.warning("rejected requestState for %s %s: %s", self.binding.method, self.binding.target, exc.reason)
+        raise exc.to_mcp_error() from None
+
+    async def claim(self) -> None:
+        """Spend the opened state in the codec's shared single-use store (-32602 if it was spent).
+
+        Only needed while ``unclaimed`` is set; callers check that first, so the default path
+        never awaits. A store that cannot be reached raises its own clean error.
+        """
+        state, later = self.unclaimed, self._spent_later
+        if state is None or later is None:
+            return
+        self.unclaimed = None
+        if not await later.claim(state.nonce, state.exp):
+            self._refused(InvalidRequestState("already used (single-use rounds, shared store)"))
 
     @staticmethod
     def _responses(raw: Any) -> dict[str, Any]:

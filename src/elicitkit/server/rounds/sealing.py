@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import inspect
 import json
 import math
 import os
@@ -27,7 +28,7 @@ import struct
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, cast, runtime_checkable
 
 import orjson
 from cryptography.exceptions import InvalidTag
@@ -46,6 +47,8 @@ __all__ = [
     "AeadStateCodec",
     "InvalidRequestState",
     "SealedState",
+    "SpentStates",
+    "SpentStore",
     "StateBinding",
     "StateCodec",
     "canonical_json",
@@ -261,7 +264,8 @@ class SpentStates:
     allows it): a client may retry a round whose answer was lost, and may even replace an
     answer the state already holds. Give a codec ``spent=SpentStates()`` and every state opens
     once; the next attempt is refused with the one public error. This store lives in one
-    process: a fleet needs a shared one (same two methods) so that a replay cannot land on
+    process: a fleet needs a shared one (a :class:`SpentStore`, e.g.
+    ``elicitkit.backplane.redis_spent.RedisSpentStates``) so that a replay cannot land on
     another instance.
     """
 
@@ -283,10 +287,25 @@ class SpentStates:
         return len(self._until)
 
 
+@runtime_checkable
+class SpentStore(Protocol):
+    """Single-use rounds shared by a fleet: the claim is a round trip to a shared store, so it
+    is awaited. True the first time ``nonce`` is claimed (before ``expires``, epoch seconds).
+
+    A codec cannot await inside :meth:`StateCodec.open` (it is synchronous, and the default
+    path must not pay for an await it does not need), so with such a store ``open`` only
+    verifies, and the round claims the nonce before the handler runs (``InputRound.claim``).
+    """
+
+    async def claim(self, nonce: str, expires: int) -> bool: ...
+
+
 class AeadStateCodec:
     """The default codec: AES-256-GCM under a :class:`KeyRing`, with an expiry.
 
-    ``spent``: make every state single-use (see :class:`SpentStates`).
+    ``spent``: make every state single-use. A :class:`SpentStates` (one process) is claimed
+    inside :meth:`open`; a :class:`SpentStore` whose ``claim`` is a coroutine (a fleet's) is
+    left to the round, which awaits it before the handler runs (see ``spent_later``).
     """
 
     def __init__(
@@ -296,7 +315,7 @@ class AeadStateCodec:
         ttl_seconds: int = DEFAULT_TTL_SECONDS,
         clock: Callable[[], float] = time.time,
         max_token_chars: int = MAX_TOKEN_CHARS,
-        spent: SpentStates | None = None,
+        spent: SpentStates | SpentStore | None = None,
     ) -> None:
         if ttl_seconds <= 0:
             raise ValueError("ttl_seconds must be positive")
@@ -304,6 +323,14 @@ class AeadStateCodec:
         self.ttl_seconds = ttl_seconds
         self.max_token_chars = max_token_chars
         self.spent = spent
+        # Claimed in open() (in-process) or by the round after open() (awaited: a shared store).
+        self._spent_now: SpentStates | None = None
+        self.spent_later: SpentStore | None = None
+        if spent is not None:
+            if inspect.iscoroutinefunction(spent.claim):
+                self.spent_later = cast(SpentStore, spent)
+            else:
+                self._spent_now = cast(SpentStates, spent)
         self._clock = clock
 
     def seal(self, payload: SealedState, binding: StateBinding, *, ttl_seconds: int | None = None) -> str:
@@ -341,7 +368,11 @@ class AeadStateCodec:
         return token
 
     def open(self, token: object, binding: StateBinding) -> SealedState:
-        """Verify and decrypt; every failure is :class:`InvalidRequestState` with a precise reason."""
+        """Verify and decrypt; every failure is :class:`InvalidRequestState` with a precise reason.
+
+        With an awaited ``spent`` store (``spent_later``) the state is not claimed here: the
+        caller must ``await spent_later.claim(payload.nonce, payload.exp)`` before using it.
+        """
         if not isinstance(token, str):
             raise InvalidRequestState(f"not a string ({type(token).__name__})")
         if len(token) > self.max_token_chars:
@@ -381,7 +412,7 @@ class AeadStateCodec:
         now = self._clock()
         if now >= payload.exp:
             raise InvalidRequestState(f"expired {now - payload.exp:.0f}s ago")
-        if self.spent is not None and not self.spent.claim(payload.nonce, payload.exp):
+        if self._spent_now is not None and not self._spent_now.claim(payload.nonce, payload.exp):
             raise InvalidRequestState("already used (single-use rounds)")
         return payload
 

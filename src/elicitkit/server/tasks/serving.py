@@ -36,10 +36,20 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("elicitkit.tasks")
 
-__all__ = ["ENV_TASK_DB", "SWEEP_INTERVAL", "TaskMode", "TaskOptions", "TaskSupport", "default_task_db", "run_as_task"]
+__all__ = [
+    "ENV_TASK_DB",
+    "LEASE",
+    "SWEEP_INTERVAL",
+    "TaskMode",
+    "TaskOptions",
+    "TaskSupport",
+    "default_task_db",
+    "run_as_task",
+]
 
 ENV_TASK_DB = "ELICITKIT_TASK_DB"
 SWEEP_INTERVAL = 30.0  # seconds between sweeps for expired tasks and runs whose process died
+LEASE = 30.0  # seconds a task run holds its claim between renewals (TaskRunner's lease)
 
 TaskMode = Literal["never", "optional", "required"]
 
@@ -78,6 +88,9 @@ class TaskSupport:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._sweeper: asyncio.Task[None] | None = None
         self.sweep_interval = sweep_interval
+        # seconds a run may go without renewing its claim before another process takes it over
+        # (a fleet sharing a store may want it short, with a short sweep_interval to match)
+        self.lease = LEASE
         self.events = TaskEvents()  # committed changes, for subscriptions/listen streams
 
     @property
@@ -103,6 +116,7 @@ class TaskSupport:
             self.store,
             make_run_once(self.server, session),
             on_change=self.events.publish,
+            lease=self.lease,
             interrupted_policy=self._interrupted_policy,
         )
         self._runner, self._loop = runner, loop

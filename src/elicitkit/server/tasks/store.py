@@ -9,8 +9,9 @@ two requests (or two processes) race on one task and have exactly one of them wi
 * :class:`SQLiteTaskStore`: one file, no server to run; the default for durable tasks. WAL mode,
   safe for several processes on the same file, survives a killed process.
 
-Other stores (Redis, a SQL server) implement :class:`TaskStore`; ``tests/server/tasks/test_store.py``
-is the contract suite they should pass.
+Other stores (Redis: ``elicitkit.backplane.redis_tasks``; a SQL server) implement :class:`TaskStore`;
+``tests/server/tasks/test_store.py`` is the contract suite they should pass. A store that talks to
+a server raises :class:`TaskStoreUnavailable` when it cannot reach it.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from typing import Any, Literal, Self, TypeVar
 import orjson
 
 from elicitkit.errors import TaskError
+from elicitkit.protocol.errors import INTERNAL_ERROR, MCPError
 from elicitkit.protocol.tasks import TERMINAL, WORKING, TaskView
 
 __all__ = [
@@ -41,6 +43,7 @@ __all__ = [
     "TaskExists",
     "TaskRecord",
     "TaskStore",
+    "TaskStoreUnavailable",
     "record_from_json",
     "record_to_json",
 ]
@@ -190,6 +193,19 @@ def record_from_json(data: bytes | str, version: int) -> TaskRecord:
 
 class TaskExists(TaskError):
     """``create`` was given an id that is already taken (ids must be fresh and unguessable)."""
+
+
+class TaskStoreUnavailable(TaskError, MCPError):
+    """The store cannot be reached right now (a network store's server is down or restarting).
+
+    Also an :class:`MCPError` (-32603 with a fixed message), so a request that needed the store
+    is answered with a clean error that says to try again, never with the driver's exception
+    text; ``reason`` (for the log) says what went wrong.
+    """
+
+    def __init__(self, reason: str) -> None:
+        MCPError.__init__(self, INTERNAL_ERROR, "the task store is unavailable right now; try again shortly")
+        self.reason = reason
 
 
 # ----------------------------------------------------------------------------- interface

@@ -1,0 +1,1 @@
+"""Sharing one server's state across a fleet of instances (sessions, tasks, spent rounds)."""
