@@ -278,14 +278,17 @@ class Peer:
             try:
                 result = await self._on_request(request)
             except MCPError as exc:
-                answered = self.conn.respond_error(request.id, exc)
+                answered = None if self._closed else self.conn.respond_error(request.id, exc)
                 reply = answered.to_wire() if answered is not None else None
             except Exception as exc:
                 logger.exception("handler for %s failed", request.method)
-                answered = self.conn.respond_error(request.id, MCPError(INTERNAL_ERROR, f"internal error: {exc}"))
+                error = MCPError(INTERNAL_ERROR, f"internal error: {exc}")
+                answered = None if self._closed else self.conn.respond_error(request.id, error)
                 reply = answered.to_wire() if answered is not None else None
             else:
-                response = self.conn.respond(request.id, result)
+                # Closed while the handler finished (close() forgot every running request):
+                # the answer has nowhere to go.
+                response = None if self._closed else self.conn.respond(request.id, result)
                 reply = response.to_wire() if response is not None else None
         except asyncio.CancelledError:
             reply = None  # cancelled (by the peer, a transport, or shutdown): the peer expects no answer
