@@ -356,6 +356,25 @@ def test_url_consent_opens_browser_and_spinner_reports_completion(
     term.finish()
 
 
+@pytest.mark.parametrize("plain", ["0", "1"])
+def test_a_32042_reason_is_shown_before_consent(spawn: Callable[..., Terminal], browser: Path, plain: str) -> None:
+    """The server's reason (the -32042 error's message) is on screen before the person is asked to consent."""
+    term = spawn("authorize", TERMINAL_DRIVER_PLAIN=plain)
+    shown = term.expect("Open it in your browser? [y open · :decline · :cancel]")
+    reason = "Your GitHub account must be linked before your private repositories can be listed."
+    assert "Link your GitHub account." in shown
+    why = shown.find("why: ")
+    assert why >= 0, shown[-2000:]
+    # Wrapped in the panel or not, the words come in order, before the address and the question.
+    assert " ".join(re.sub(r"[│┃]", " ", shown[why:]).split()).startswith("why: " + reason)
+    assert why < shown.find("github.example/login/oauth") < shown.find("Open it in your browser?")
+    term.reply(":decline")
+    term.expect("Declined: nothing was opened.")
+    term.expect("REFUSED: " + reason)
+    term.finish()
+    assert not browser.exists()
+
+
 def test_url_wait_stops_on_a_key(spawn: Callable[..., Terminal], browser: Path) -> None:
     term = spawn("pay")
     term.answer("Open it in your browser?", "yes")
