@@ -583,8 +583,8 @@ def test_ctrl_c_cancels_a_browser_question_and_the_server_is_told(tmp_path: Path
     """``--ui browser``: Ctrl-C in the terminal while the page waits answers "cancel" (the tool hears it),
     and the question's URL is printed once, not again by a warning.
 
-    The server runs over HTTP in its own session: a stdio child shares the terminal's process
-    group, so Ctrl-C would reach it too.
+    The server runs over HTTP, started in its own session as a stdio child is (Ctrl-C at a
+    question with a stdio child: tests/transports/test_stdio_session.py).
     """
     import socket
 
