@@ -7,6 +7,7 @@ sends SIGINT to its whole foreground process group, which before this change hel
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import sys
@@ -84,13 +85,38 @@ async def test_own_session_can_be_turned_off(tmp_path: Path) -> None:
         assert os.getsid(transport.process.pid) == os.getsid(0)
 
 
-def _spawn_call(tmp_path: Path) -> pexpect.spawn[str]:
+def test_a_natively_cancelled_call_ends_and_stops_the_child(tmp_path: Path) -> None:
+    """``task.cancel()`` on the task that awaits a call (what asyncio does on Ctrl-C) ends the
+    client at once; before, closing it looped forever (client/connect.py ``_close``)."""
+
+    async def main() -> None:
+        task = asyncio.current_task()
+        assert task is not None
+
+        async def cancel_once_running() -> None:
+            while not (tmp_path / "log").is_file():  # noqa: ASYNC110 (another process writes it)
+                await asyncio.sleep(0.02)
+            task.cancel()
+
+        watcher = asyncio.ensure_future(cancel_once_running())
+        async with Client([sys.executable, str(CHILD), str(tmp_path)], timeout=30) as client:
+            await client.call_tool("wait")
+        watcher.cancel()
+
+    started = time.monotonic()
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(main())
+    assert time.monotonic() - started < 20
+    assert (tmp_path / "log").read_text().splitlines() == ["tool: waiting", "exit: clean"]
+
+
+def _spawn_call(tmp_path: Path, tool: str = "ask") -> pexpect.spawn[str]:
     env = {**os.environ, "TERM": "xterm-256color", "PYTHONUNBUFFERED": "1"}
     env.pop("NO_COLOR", None)
     server = f"{sys.executable} {CHILD} {tmp_path}"
     child = pexpect.spawn(
         sys.executable,
-        ["-m", "elicitkit.cli", "call", server, "ask", "--plain"],
+        ["-m", "elicitkit.cli", "call", server, tool, "--plain"],
         env=env,
         cwd=str(ROOT),
         encoding="utf-8",
@@ -122,6 +148,31 @@ def test_ctrl_c_at_a_question_is_the_clients_and_the_child_exits_cleanly(tmp_pat
     log = (tmp_path / "log").read_text().splitlines()
     assert log == ["tool: cancel", "exit: clean"], log
     assert "Traceback" not in seen and "KeyboardInterrupt" not in seen
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a pseudo-terminal and process groups")
+def test_ctrl_c_while_a_tool_runs_ends_the_client_and_then_the_child(tmp_path: Path) -> None:
+    """No question on screen: Ctrl-C stops the client (click says "Aborted!"), which closes the
+    child's stdin; the child leaves cleanly. (The client used to spin forever here: a loop in an
+    exception's context chain, see client/connect.py ``_close``.)"""
+    child = _spawn_call(tmp_path, "wait")
+    try:
+        pid = int(wait_for(tmp_path / "pid"))
+        wait_for(tmp_path / "log")  # the tool runs
+        started = time.monotonic()
+        child.sendintr()
+        child.expect_exact("Aborted!", timeout=10)
+        child.expect(pexpect.EOF, timeout=10)
+        took = time.monotonic() - started
+        seen = child.before
+        child.close()
+        assert child.exitstatus == 1, seen
+    finally:
+        child.close(force=True)
+    assert took < 5, took
+    assert wait_gone(pid, 5)
+    assert (tmp_path / "log").read_text().splitlines() == ["tool: waiting", "exit: clean"]
+    assert "Traceback" not in seen
 
 
 @pytest.mark.skipif(os.name != "posix", reason="a pseudo-terminal and SIGKILL")
