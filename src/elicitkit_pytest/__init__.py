@@ -6,9 +6,11 @@ left exactly as it was. This module lives outside the ``elicitkit`` package so t
 loading it imports nothing but pytest; the kit (:mod:`elicitkit.testing.kit`) is imported when
 a test first asks for the fixture.
 
-``@pytest.mark.elicitkit_eras(*eras, transports=("memory",))`` runs the test once per era
-(all three when none is named) and transport. An ``async def`` test that uses the fixture
-runs on asyncio without a marker of its own.
+``@pytest.mark.elicitkit_eras(*eras, transports=("memory",), tasks=False)`` runs the test once
+per era (all three when none is named) and transport; ``tasks=True`` adds the task column (the
+kit's calls run as tasks) on each era that has tasks, and ``"2026-07-28-task"`` names that
+column alone. An ``async def`` test that uses the fixture runs on asyncio without a marker of
+its own.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ if TYPE_CHECKING:
 
 MARKER = "elicitkit_eras"
 ALL_ERAS = ("2025-06-18", "2025-11-25", "2026-07-28")  # equal to elicitkit.testing.kit.ERAS (a test checks)
+TASK_ERAS = ("2026-07-28",)  # equal to elicitkit.testing.kit.serving.TASK_ERAS (a test checks)
+TASK_SUFFIX = "-task"  # "2026-07-28-task": that era's column with the calls run as tasks
 _DID_NOT_PASS = pytest.StashKey[bool]()
 
 
@@ -41,8 +45,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        f"{MARKER}(*eras, transports=('memory',)): run an elicitkit test on each protocol era "
-        f"(default: all of {', '.join(ALL_ERAS)}) over each transport (memory, stdio, http)",
+        f"{MARKER}(*eras, transports=('memory',), tasks=False): run an elicitkit test on each protocol era "
+        f"(default: all of {', '.join(ALL_ERAS)}) over each transport (memory, stdio, http); tasks=True "
+        f"adds the eras' task columns ({', '.join(e + TASK_SUFFIX for e in TASK_ERAS)}: the calls run as tasks)",
     )
 
 
@@ -81,22 +86,48 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         _misuse(f"{metafunc.definition.nodeid}: @pytest.mark.{MARKER} needs the elicitkit fixture")
     from elicitkit.testing.kit.kit import Case
 
-    eras = marker.args or ALL_ERAS
+    where = f"{metafunc.definition.nodeid}: @pytest.mark.{MARKER}"
     transports = marker.kwargs.get("transports", ("memory",))
     if isinstance(transports, str):
         transports = (transports,)
-    unknown = set(marker.kwargs) - {"transports"}
+    unknown = set(marker.kwargs) - {"transports", "tasks"}
     if unknown:
-        _misuse(f"@pytest.mark.{MARKER}: unknown option(s) {sorted(unknown)}; only transports=")
+        _misuse(f"@pytest.mark.{MARKER}: unknown option(s) {sorted(unknown)}; only transports= and tasks=")
+    tasks = marker.kwargs.get("tasks", False)
+    if not isinstance(tasks, bool):
+        _misuse(f"{where}: tasks= is True or False, not {tasks!r}")
+    columns = _columns(where, marker.args or ALL_ERAS, tasks)
     try:
         cases = [
-            Case(era, transport, era if len(transports) == 1 else f"{era}-{transport}")
+            Case(era, transport, _case_id(era, task, transport, len(transports)), task)
             for transport in transports
-            for era in eras
+            for era, task in columns
         ]
     except ValueError as exc:
-        _misuse(f"{metafunc.definition.nodeid}: @pytest.mark.{MARKER}: {exc}")
+        _misuse(f"{where}: {exc}")
     metafunc.parametrize("elicitkit_case", cases, ids=[case.id for case in cases])
+
+
+def _columns(where: str, names: tuple[Any, ...], tasks: bool) -> list[tuple[str, bool]]:
+    """(era, as a task) for each column: the eras named, each era's task column after it with
+    ``tasks=True``, and a ``...-task`` name as that column alone."""
+    columns: list[tuple[str, bool]] = []
+    for name in names:
+        if not isinstance(name, str):
+            _misuse(f"{where}: eras are strings like {ALL_ERAS[-1]!r}, not {name!r}")
+        wanted = [(name.removesuffix(TASK_SUFFIX), True)] if name.endswith(TASK_SUFFIX) else [(name, False)]
+        if tasks and name in TASK_ERAS:
+            wanted.append((name, True))
+        columns += [column for column in wanted if column not in columns]
+    if tasks and not any(task for _, task in columns):
+        named = ", ".join(era for era, _ in columns)
+        _misuse(f"{where}: tasks=True, but none of the eras named has tasks ({named}); they came with {TASK_ERAS[0]}")
+    return columns
+
+
+def _case_id(era: str, task: bool, transport: str, transports: int) -> str:
+    column = era + TASK_SUFFIX if task else era
+    return column if transports == 1 else f"{column}-{transport}"
 
 
 @pytest.hookimpl(wrapper=True)

@@ -34,7 +34,7 @@ def test_the_first_test_is_under_30_lines() -> None:
 def test_every_example_on_the_page_passes(pytester: pytest.Pytester) -> None:
     files = blocks()
     assert {"bookings.py", "test_first.py", "test_person.py", "test_awkward.py", "test_asked.py"} <= set(files)
-    assert {"test_matrix.py", "test_faults.py", "test_snapshots.py"} <= set(files)
+    assert {"test_matrix.py", "test_tasks.py", "test_faults.py", "test_snapshots.py"} <= set(files)
     for name, code in files.items():
         pytester.path.joinpath(name).write_text(code)
     # In a fresh interpreter each, as a user runs them (and with a shallow stack: CPython 3.11 can

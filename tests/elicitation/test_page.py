@@ -194,3 +194,11 @@ def test_the_renderer_stays_pure() -> None:
         root = name.split(".")[0]
         assert root not in {"asyncio", "anyio", "starlette", "uvicorn", "socket", "webbrowser", "httpx"}, name
         assert not name.startswith("elicitkit.") or name in allowed or name.startswith("elicitkit.elicitation"), name
+
+
+def test_a_32042_reason_is_escaped_and_comes_before_the_buttons() -> None:
+    page = url_page(message="m", origin=None, url="https://pay.example.com/x", action="/q/t", csrf="c", reason=EVIL)
+    assert "&lt;script&gt;" in page and "<script" not in page
+    assert page.index('id="reason"') < page.index('id="consent"')
+    same = url_page(message="m", origin=None, url="https://pay.example.com/x", action="/q/t", csrf="c", reason="m")
+    assert 'id="reason"' not in same  # the same words twice say nothing more

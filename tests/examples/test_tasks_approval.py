@@ -1,4 +1,5 @@
-"""examples/tasks/approval.py: a task asks for approval, the server restarts, the answer finishes it."""
+"""examples/tasks/approval.py: a task asks for approval, the server restarts, the answer finishes it;
+and with the kit, the same tool on every era and in the task column."""
 
 from __future__ import annotations
 
@@ -7,6 +8,11 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from elicitkit.tasks import InMemoryTaskStore
+from elicitkit.testing.kit import Kit, accept, decline
+
+from ._load import load_example
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tasks" / "approval.py"
 
@@ -25,3 +31,16 @@ def test_the_demo_finishes_the_task_after_a_restart() -> None:
         "  asked: Deploy web to production?",
         "result: web: deployed (after the restart)",
     ]
+
+
+@pytest.mark.elicitkit_eras(tasks=True, transports=("memory", "http"))
+async def test_deploy_on_every_era_and_as_a_task(elicitkit: Kit) -> None:
+    server = load_example("tasks/approval.py").build_server(InMemoryTaskStore())
+    elicitkit.person.will(accept({"approve": True, "note": "go"}), decline())
+    async with elicitkit.connect(server) as client:
+        first = await elicitkit.call_tool(client, "deploy", {"service": "web"})
+        second = await elicitkit.call_tool(client, "deploy", {"service": "db"})
+    assert (first.text, second.text) == ("web: deployed (go)", "db: not deployed")
+    elicitkit.asked.assert_messages("Deploy web to production?", "Deploy db to production?")
+    elicitkit.asked[0].assert_fields("approve", "note")
+    assert len(elicitkit.task_ids) == (2 if elicitkit.task else 0)

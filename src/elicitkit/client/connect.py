@@ -84,6 +84,31 @@ class InMemoryServer(Protocol):
     def create_session(self, send: Any, **kwargs: Any) -> Any: ...
 
 
+async def _close(stack: AsyncExitStack) -> None:
+    """``stack.aclose()``, and an exception it raises without a loop in its ``__context__`` chain.
+
+    On CPython 3.11, when two exit callbacks raise the same exception (the transport's and the
+    peer's task groups both re-raise one cancellation) while another is being handled, the
+    stack sets that exception as its own context; the next ExitStack that walks the chain
+    (the client's) then loops forever: Ctrl-C during a call hung the program at 100 % CPU.
+    """
+    try:
+        await stack.aclose()
+    except BaseException as exc:
+        _cut_context_loop(exc)
+        raise
+
+
+def _cut_context_loop(exc: BaseException) -> None:
+    seen = {id(exc)}
+    while exc.__context__ is not None:
+        if id(exc.__context__) in seen:
+            exc.__context__ = None
+            return
+        exc = exc.__context__
+        seen.add(id(exc))
+
+
 def transport_for(target: object, **options: Any) -> ClientTransport:
     """A server object -> in-memory; ``http(s)://`` -> Streamable HTTP; anything else -> a command."""
     if isinstance(target, str) and target.startswith(("http://", "https://")):
@@ -179,7 +204,7 @@ class Connection:
             self._send = await stack.enter_async_context(self.transport.open(feed, self.peer.close))
             await self._connect()
         except BaseException as exc:
-            await stack.aclose()
+            await _close(stack)
             if isinstance(exc, OSError):  # the command could not be run
                 raise ServerUnreachable(start_hint(self.transport, exc)) from exc
             if isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED and not isinstance(exc, SessionExpired):
@@ -190,7 +215,7 @@ class Connection:
         try:
             yield self
         finally:
-            await stack.aclose()
+            await _close(stack)
 
     async def _connect(self) -> None:
         if self.mode == "legacy":

@@ -17,6 +17,7 @@ client completes the URL elicitations and calls again (:func:`complete_url_elici
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
@@ -201,12 +202,15 @@ async def complete_url_elicitations(
 
     Raises ``required`` when there is nothing new to do (retrying would loop), when the person
     declines one, or when a completion notice does not come within ``timeout`` seconds.
+    Each request carries the error's message as :attr:`~elicitkit.UrlRequest.reason`: the
+    person reads why the server needs the page before being asked to open it.
     """
     keys = {(e.elicitation_id, e.url) for e in required.elicitations}
     if not keys or keys & seen or elicitation.callback is None:
         raise required
     seen |= keys
-    required.elicitations = [elicitation.with_completion(r) for r in required.elicitations]
+    reason = required.message or None  # said to the person before they consent (the handler shows it)
+    required.elicitations = [replace(elicitation.with_completion(r), reason=reason) for r in required.elicitations]
     for request in required.elicitations:
         if (await elicitation.ask(request)).get("action") != "accept":
             raise required

@@ -127,12 +127,15 @@ async def follow_task(
     *,
     default_poll: float = 1.0,
     on_status: Callable[[JSON], Awaitable[None] | None] | None = None,
+    max_poll: float | None = None,
 ) -> JSON:
     """Poll the task until it ends, answering its questions with the client's callbacks.
 
     Returns the task's ``result`` (what the call would have answered); raises the task's
     ``error`` as :class:`MCPError`, or :class:`TaskCancelled`. Each input request is put to the
     person once, however many polls show it (keys are never reused within a task).
+    ``max_poll``: never wait longer than this between polls, whatever the server advises (a
+    test harness keeps its tests fast that way).
     """
     seen: set[str] = set()
     while True:
@@ -159,4 +162,5 @@ async def follow_task(
             answers = await client.answer_input_requests(pending)
             await answer_task(client, task_id, answers)
             continue  # look again at once: the answers may have finished it or asked more
-        await anyio.sleep(wire.poll_delay(task, default_poll))
+        delay = wire.poll_delay(task, default_poll)
+        await anyio.sleep(delay if max_poll is None else min(delay, max_poll))

@@ -572,13 +572,21 @@ def confirmed_domain(typed: str, facts: UrlAssessment) -> bool:
 
 
 def url_page(
-    *, message: str, origin: Origin | None, url: str, action: str, csrf: str, problem: str | None = None
+    *,
+    message: str,
+    origin: Origin | None,
+    url: str,
+    action: str,
+    csrf: str,
+    problem: str | None = None,
+    reason: str | None = None,
 ) -> str:
     """The consent page of a URL question: the full address with its host set apart, the domain, the warnings.
 
     A look-alike domain (:attr:`UrlAssessment.lookalike`) stops: Decline becomes the main
     button, the foreign letters are named, and opening takes typing the domain's real name.
-    ``problem`` says why the last try did not open it.
+    ``problem`` says why the last try did not open it; ``reason`` is why the server asks (a
+    -32042 error's message), shown under the message, before any button.
     """
     facts = assess_url(url)
     before, host, after = facts.parts
@@ -594,6 +602,11 @@ def url_page(
         items = "".join(f"<li>{_e(w)}</li>" for w in facts.warnings)
         warnings = f'<ul class="warnings" id="warnings">{items}</ul>'
     problem_html = f'<p class="error" id="problem" role="alert">{_e(problem)}</p>' if problem else ""
+    reason_html = (
+        f'<p class="reason" id="reason"><strong>Why:</strong> {_e(reason)}</p>'
+        if reason and reason.strip() != message.strip()
+        else ""
+    )
     stop = confirm = ""
     can_open = openable(url, facts)
     lookalike = facts.lookalike and can_open
@@ -638,7 +651,7 @@ def url_page(
     _, explain = _leave_buttons(origin)
     body = (
         f"{_asker(origin)}<h1>Open a web page?</h1>"
-        f'<div class="message" id="message">{_e(message)}</div>'
+        f'<div class="message" id="message">{_e(message)}</div>{reason_html}'
         f"{problem_html}{stop}<p>The server wants you to go to:</p>{shown_url}"
         f'<p class="domain" id="domain">Domain: {domain}</p>{warnings}'
         f"<p>What you do on that page does not pass through this client; <bdi>{_e(asker)}</bdi>"

@@ -78,6 +78,9 @@ class UrlRequest:
     origin: Origin | None = field(default=None, compare=False)
     # Client side: set by the client when the server will send a completion notice for this id.
     completion: Callable[[float | None], Awaitable[bool]] | None = field(default=None, compare=False, repr=False)
+    # Client side: the message of the -32042 error this URL came in (why the server needs it), so
+    # a handler can say it before asking for consent; None for a URL asked with elicitation/create.
+    reason: str | None = field(default=None, compare=False)
 
     @property
     def mode(self) -> ElicitationMode:

@@ -299,6 +299,7 @@ class FormApp:
                 action=q.path,
                 csrf=q.csrf,
                 problem=problem,
+                reason=q.request.reason,
             )
             return _html(page)
         notice, q.notice = q.notice, None

@@ -4,6 +4,13 @@ Server side: :func:`serve_stdio` reads our stdin, writes our stdout, and points 
 at stderr meanwhile so a stray ``print`` cannot corrupt the protocol stream.
 Client side: :class:`StdioTransport` spawns the server, passes its stderr through, and shuts it
 down in the polite order: close stdin, then terminate, then kill.
+
+The child runs in a session of its own (POSIX; a process group of its own on Windows). Ctrl-C
+in the terminal signals the terminal's foreground process group: were the child in ours, it
+would die mid-question while our client was still telling it "cancel". Now the client alone
+hears Ctrl-C and stops the child in the polite order. The child still ends when the client
+dies, even by SIGKILL: its stdin is our pipe, and a server reading EOF there leaves
+(:func:`serve_stdio` does).
 """
 
 from __future__ import annotations
@@ -122,8 +129,20 @@ async def _cancel_on(event: anyio.Event, scope: anyio.CancelScope) -> None:
     scope.cancel()
 
 
+def _new_process_group() -> int:
+    """Windows: Ctrl-C goes to every process on the console unless the child has a group of its own."""
+    if sys.platform == "win32":
+        return subprocess.CREATE_NEW_PROCESS_GROUP
+    return 0
+
+
 class StdioTransport:
-    """Spawn a server process and talk to it over its stdin/stdout."""
+    """Spawn a server process and talk to it over its stdin/stdout.
+
+    ``own_session`` (default True): start it in a session of its own, so Ctrl-C in the terminal
+    reaches only this client, which then stops it cleanly (close stdin, wait
+    ``shutdown_timeout``, terminate, kill).
+    """
 
     per_message_headers = False  # nothing to put them in
 
@@ -136,6 +155,7 @@ class StdioTransport:
         stderr: int | IO[Any] | None = None,
         shutdown_timeout: float = 2.0,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        own_session: bool = True,
     ) -> None:
         self.command = shlex.split(command) if isinstance(command, str) else list(command)
         if not self.command:
@@ -145,6 +165,8 @@ class StdioTransport:
         self.stderr = stderr
         self.shutdown_timeout = shutdown_timeout
         self.max_message_bytes = max_message_bytes
+        # Keep terminal signals (Ctrl-C) away from the child: see the module docstring.
+        self.own_session = own_session
         self.process: Process | None = None
 
     def describe(self) -> str:
@@ -160,7 +182,14 @@ class StdioTransport:
     async def open(self, feed: Feed, on_close: OnClose) -> AsyncIterator[Send]:
         env = None if self.env is None else {**os.environ, **self.env}
         process = await anyio.open_process(
-            self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, env=env, cwd=self.cwd
+            self.command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            env=env,
+            cwd=self.cwd,
+            start_new_session=self.own_session and os.name == "posix",
+            creationflags=_new_process_group() if self.own_session else 0,
         )
         self.process = process
         assert process.stdin is not None and process.stdout is not None

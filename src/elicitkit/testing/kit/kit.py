@@ -1,14 +1,18 @@
 """The ``elicitkit`` fixture's object: connect a server to a scripted person, on one era and transport.
 
-One :class:`Kit` per test (per era and transport under the ``elicitkit_eras`` marker). It
-owns the person, the record of questions, the servers and child processes it started, and
-the faults a test can inject. Everything it starts it stops.
+One :class:`Kit` per test (per era and transport under the ``elicitkit_eras`` marker, and per
+task column: the era's calls run as tasks). It owns the person, the record of questions, the
+servers and child processes it started, and the faults a test can inject. Everything it
+starts it stops.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
+import os
+import shutil
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack
@@ -20,12 +24,17 @@ import anyio
 
 from elicitkit import Client, ConnectionClosed, Server
 from elicitkit.client.results import CallToolResult
+from elicitkit.client.tasks import TaskHandle, follow_task
+from elicitkit.protocol.versions import Era
+from elicitkit.server.tasks.serving import ENV_TASK_DB
 from elicitkit.testing.kit.asked import Questions, schema_diff
 from elicitkit.testing.kit.script import Person
 from elicitkit.testing.kit.serving import (
     ERAS,
     MODERN_ERAS,
     STATE_KEYS_ENV,
+    TASK_ERAS,
+    TASK_SUFFIX,
     TRANSPORTS,
     Child,
     Tap,
@@ -41,6 +50,7 @@ from elicitkit.testing.kit.serving import (
 DEFAULT_ERA = "2025-11-25"
 DEFAULT_TIMEOUT = 30.0
 UPDATE_FLAG = "--elicitkit-update-snapshots"
+TASK_POLL = 0.02  # seconds between tasks/get at most: a test need not wait the server's advised interval
 
 
 @dataclass(frozen=True)
@@ -50,12 +60,33 @@ class Case:
     era: str
     transport: str
     id: str = ""
+    task: bool = False  # the kit's calls run as tasks (the Tasks extension)
 
     def __post_init__(self) -> None:
         if self.era not in ERAS:
-            raise ValueError(f"unknown era {self.era!r}; the kit knows {', '.join(ERAS)}")
+            known = ", ".join([*ERAS, *(era + TASK_SUFFIX for era in TASK_ERAS)])
+            raise ValueError(f"unknown era {self.era!r}; the kit knows {known}")
         if self.transport not in TRANSPORTS:
             raise ValueError(f"unknown transport {self.transport!r}; the kit knows {', '.join(TRANSPORTS)}")
+        if self.task and self.era not in TASK_ERAS:
+            raise ValueError(f"{self.era} has no tasks: the Tasks extension exists on {', '.join(TASK_ERAS)} only")
+
+    @property
+    def column(self) -> str:
+        """The era as the matrix names it: ``2026-07-28``, or ``2026-07-28-task`` for the task column."""
+        return self.era + TASK_SUFFIX if self.task else self.era
+
+
+_task_dir: list[str] = []
+
+
+def session_task_db() -> str:
+    """One task database for the test session, removed when it ends (a store opened from it
+    may outlive the test that opened it: a module-level server keeps its store)."""
+    if not _task_dir:
+        _task_dir.append(tempfile.mkdtemp(prefix="elicitkit-tasks-"))
+        atexit.register(shutil.rmtree, _task_dir[0], True)
+    return os.path.join(_task_dir[0], "tasks.db")
 
 
 def tamper(state: str) -> str:
@@ -86,7 +117,10 @@ class Kit:
 
     ``person`` is the scripted person (``person.will(...)``, ``person.when(...)``), ``asked``
     the questions put to them. ``connect(server)`` yields a :class:`~elicitkit.Client` on
-    this test's era and transport; ``call(server, tool, args)`` is connect + one call.
+    this test's era and transport; ``call(server, tool, args)`` is connect + one call, and
+    ``call_tool(client, tool, args)`` one call on a connected client; on a task case both run
+    the call as a task (``tools/call`` answered with a task, its questions read with
+    ``tasks/get`` and answered with ``tasks/update``, then its result).
     """
 
     def __init__(self, case: Case, *, snapshot_path: Path | None = None, update_snapshots: bool = False) -> None:
@@ -95,7 +129,14 @@ class Kit:
         self.snapshot_path = snapshot_path
         self.update_snapshots = update_snapshots
         self.dropped = False
+        self.task_ids: list[str] = []  # the tasks the kit's calls made, in order
         self._children: list[Child] = []
+        self._servers: list[tuple[Client, Server]] = []  # the server behind each open connection
+        self._set_task_db = case.task and ENV_TASK_DB not in os.environ
+        if self._set_task_db:
+            # Tasks made by the tests go to a temporary file, not the user's state directory
+            # (a server in this process reads it when it opens its store; children inherit it).
+            os.environ[ENV_TASK_DB] = session_task_db()
 
     @property
     def era(self) -> str:
@@ -109,6 +150,11 @@ class Kit:
     def modern(self) -> bool:
         """True on 2026-07-28: no session, questions travel in ``input_required`` rounds."""
         return self.case.era in MODERN_ERAS
+
+    @property
+    def task(self) -> bool:
+        """True on a task case (``2026-07-28-task``): :meth:`call` and :meth:`call_tool` run as tasks."""
+        return self.case.task
 
     @property
     def asked(self) -> Questions:
@@ -155,7 +201,12 @@ class Kit:
             self.person.on_hang_up = self._hang_up(tap)
             try:
                 async with Client(tap, **options) as client:
-                    yield client
+                    entry = (client, target.server)
+                    self._servers.append(entry)
+                    try:
+                        yield client
+                    finally:
+                        self._servers.remove(entry)
             except Exception as exc:
                 for problem in self.person.unexpected():
                     exc.add_note(f"elicitkit: {problem}")
@@ -181,9 +232,39 @@ class Kit:
     async def call(
         self, server: Server | str, tool: str, arguments: dict[str, Any] | None = None, **options: Any
     ) -> CallToolResult:
-        """Connect, call ``tool`` once, disconnect; the :class:`~elicitkit.client.results.CallToolResult`."""
+        """Connect, call ``tool`` once (as a task on a task case), disconnect; the
+        :class:`~elicitkit.client.results.CallToolResult`."""
+        __tracebackhide__ = True  # a failure reads from the test's line, not the kit's
         async with self.connect(server, **options) as client:
+            return await self.call_tool(client, tool, arguments)
+
+    async def call_tool(self, client: Client, tool: str, arguments: dict[str, Any] | None = None) -> CallToolResult:
+        """``client.call_tool(tool, arguments)``; on a task case, as a task, and a tool that gives no
+        task fails the test saying why (a plain call on a task case would test nothing new)."""
+        __tracebackhide__ = True
+        if not (self.task and client.era is Era.MODERN):  # connect(era=...) may have left the task era
             return await client.call_tool(tool, arguments)
+        started = await client.start_task(tool, arguments)
+        if not isinstance(started, TaskHandle):
+            raise AssertionError(self._no_task(client, tool))
+        self.task_ids.append(started.task_id)
+        return CallToolResult.model_validate(await follow_task(client, started.task_id, max_poll=TASK_POLL))
+
+    def _no_task(self, client: Client, tool: str) -> str:
+        server = next((s for c, s in self._servers if c is client), None)
+        name = repr(server.name) if server is not None else "the server"
+        options = server.tasks.options.get(tool) if server is not None else None
+        said = f"elicitkit: this case ({self.case.column}) calls {tool!r} as a task, but {name} answered"
+        said += " with a plain result"
+        if options is None or options.mode == "never":
+            return (
+                f"{said}: {tool!r} is not task-capable.\n"
+                f'  Register it with @server.tool(task="optional") (or task="required") to test it as a task,\n'
+                f"  or keep this test out of the task column (drop tasks=True or {self.case.column!r} from its marker)."
+            )
+        if options.ask_before_task:
+            return f"{said}: it has ask_before_task=True and returned before calling ctx.run_as_task()."
+        return f"{said}, though it has task={options.mode!r}."
 
     # -- faults: 2026 rounds ----------------------------------------------------------------
 
@@ -296,4 +377,7 @@ class Kit:
             child.stop()
             child.log.close()
         self._children.clear()
+        if self._set_task_db:
+            os.environ.pop(ENV_TASK_DB, None)
+            self._set_task_db = False
         return self.person.problems()

@@ -31,6 +31,8 @@ from elicitkit import ConnectionClosed, Server
 
 ERAS = ("2025-06-18", "2025-11-25", "2026-07-28")
 MODERN_ERAS = frozenset({"2026-07-28"})
+TASK_ERAS = ("2026-07-28",)  # the eras with the Tasks extension: a call may run as a task there
+TASK_SUFFIX = "-task"  # "2026-07-28-task": the era's column run as a task (a marker argument and a test id)
 TRANSPORTS = ("memory", "stdio", "http")
 STATE_KEYS_ENV = "ELICITKIT_STATE_KEYS"  # documented in the README: processes that share it share rounds
 STARTUP_TIMEOUT = 20.0

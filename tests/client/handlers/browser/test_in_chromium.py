@@ -33,7 +33,7 @@ import anyio.to_thread
 import pytest
 from pydantic import AnyUrl, BaseModel, Field
 
-from elicitkit import Client, Context, Format, MCPServer, Titles
+from elicitkit import Client, Context, Format, MCPServer, Titles, UrlElicitationRequired, UrlRequest
 from elicitkit.client.handlers.browser import BrowserHandler
 from elicitkit.elicitation.results import ElicitationResult
 
@@ -821,6 +821,52 @@ async def test_url_mode_warns_and_declines(driver: WebDriver) -> None:
     assert any("internationalised" in w for w in seen["warnings"])
     assert "xn--pypal-4ve.com" in seen["domain"] and "displayed as" in seen["domain"]
     assert seen["open_buttons"] == 0 and seen["forged_open"] == 400
+    assert seen["done"] == ("page-done", "declined")
+
+
+async def test_a_32042_reason_is_shown_before_the_buttons(driver: WebDriver) -> None:
+    """A URL that came in a -32042 error: the server's reason is on the consent page, above its buttons."""
+    reason = "Your GitHub account must be linked before your private repositories can be listed."
+    server = MCPServer("repos", "1.0.0", title="Repo browser")
+
+    @server.tool()
+    async def repos(ctx: Context) -> str:
+        """Refuse until the account is linked."""
+        link = UrlRequest("Link your GitHub account.", "https://github.example/o", "gh")
+        raise UrlElicitationRequired([link], reason)
+
+    def drive(next_url: Callable[[], str]) -> dict[str, Any]:
+        load(driver, next_url())
+        seen: dict[str, Any] = {
+            "message": driver.find_element(By.ID, "message").text,
+            "reason": driver.find_element(By.ID, "reason").text,
+            # In reading order: the reason comes before the consent form and its buttons.
+            "before_buttons": driver.execute_script(
+                "const r = document.getElementById('reason'), f = document.getElementById('consent');"
+                "return !!(r.compareDocumentPosition(f) & Node.DOCUMENT_POSITION_FOLLOWING)"
+                " && r.getBoundingClientRect().bottom <= document.getElementById('open').getBoundingClientRect().top;"
+            ),
+        }
+        seen["done"] = press(driver, "button[value=decline]"), outcome_shown(driver)
+        return seen
+
+    send, receive = anyio.create_memory_object_stream[str](10)
+    handler = BrowserHandler(open_url=send.send_nowait, announce=None)
+    async with handler, Client(server, elicitation_callback=handler, auto_url_elicitation=True) as client:
+        s = Session(client, handler, receive, [])
+        with anyio.fail_after(15):
+            async with anyio.create_task_group() as tg:
+
+                async def call() -> None:
+                    with pytest.raises(UrlElicitationRequired, match="must be linked"):
+                        await client.call_tool("repos")
+
+                tg.start_soon(call)
+                seen = await anyio.to_thread.run_sync(drive, s.next_url)
+
+    assert seen["message"] == "Link your GitHub account."
+    assert seen["reason"] == "Why: " + reason
+    assert seen["before_buttons"] is True
     assert seen["done"] == ("page-done", "declined")
 
 

@@ -5,10 +5,12 @@ python tests/client/handlers/terminal/terminal_driver.py pay [URL]    # a URL qu
 python tests/client/handlers/terminal/terminal_driver.py confirm      # one yes/no question
 python tests/client/handlers/terminal/terminal_driver.py login        # a form with a secret (an API key)
 python tests/client/handlers/terminal/terminal_driver.py many         # a choice of 11 options
+python tests/client/handlers/terminal/terminal_driver.py authorize    # a -32042 error: a URL with the server's reason
 
 The server runs in-process, the client reaches it in memory, and the handler talks to the
 terminal this runs in. Each tool answers with what ``ctx.elicit`` gave it, typed, as JSON;
-the driver prints it on one line ``RESULT: {...}`` so a test checks what the server got.
+the driver prints it on one line ``RESULT: {...}`` so a test checks what the server got
+(a call that ends in a -32042 error prints ``REFUSED: <its message>``).
 
 ``pay``: after the tool returns, SIGUSR1 makes the (pretend) payment provider report the
 payment, which sends ``notifications/elicitation/complete``; the driver then waits for the
@@ -28,7 +30,7 @@ from typing import Any, Literal
 import anyio
 from pydantic import BaseModel, Field
 
-from elicitkit import AcceptedElicitation, Client, Context, MCPServer, TitledEnum
+from elicitkit import AcceptedElicitation, Client, Context, MCPServer, TitledEnum, UrlElicitationRequired, UrlRequest
 from elicitkit.client.handlers.terminal import TerminalHandler
 
 server = MCPServer("pizzeria", "2.1.0", title="Pizzeria Napoli")
@@ -116,6 +118,16 @@ async def pay(url: str, ctx: Context) -> str:
     return json.dumps({"action": answer.action.value})
 
 
+AUTH_URL = "https://github.example/login/oauth/authorize?state=s1"
+AUTH_REASON = "Your GitHub account must be linked before your private repositories can be listed."
+
+
+@server.tool()
+async def authorize(ctx: Context) -> str:
+    """Refuse with -32042: the person must link an account first (the error says why)."""
+    raise UrlElicitationRequired([UrlRequest("Link your GitHub account.", AUTH_URL, "gh-1")], AUTH_REASON)
+
+
 @server.tool()
 async def paid(ctx: Context) -> str:
     """The payment provider's webhook: the person paid."""
@@ -125,25 +137,32 @@ async def paid(ctx: Context) -> str:
 
 async def main(scenario: str, url: str) -> None:
     plain = {"1": True, "0": None}.get(os.environ.get("TERMINAL_DRIVER_PLAIN", "0"))
-    async with TerminalHandler(plain=plain) as handler, Client(server, elicitation_callback=handler) as client:
-        if scenario == "pay":
-            result = await client.call_tool("pay", {"url": url})
+    async with (
+        TerminalHandler(plain=plain) as handler,
+        Client(server, elicitation_callback=handler, auto_url_elicitation=True) as client,
+    ):
+        try:
+            if scenario == "pay":
+                result = await client.call_tool("pay", {"url": url})
+            else:
+                result = await client.call_tool(scenario, {})
+        except UrlElicitationRequired as refused:
+            print("REFUSED:", refused.message, flush=True)
         else:
-            result = await client.call_tool(scenario, {})
-        print("RESULT:", result.text, flush=True)
-        if handler.waiting:
-            with anyio.open_signal_receiver(signal.SIGUSR1) as signals:
+            print("RESULT:", result.text, flush=True)
+            if handler.waiting:
+                with anyio.open_signal_receiver(signal.SIGUSR1) as signals:
 
-                async def provider() -> None:
-                    async for _ in signals:
-                        await client.call_tool("paid", {})
-                        return
+                    async def provider() -> None:
+                        async for _ in signals:
+                            await client.call_tool("paid", {})
+                            return
 
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(provider)
-                    print("DRIVER: waiting", flush=True)
-                    await handler.wait_idle()
-                    tg.cancel_scope.cancel()
+                    async with anyio.create_task_group() as tg:
+                        tg.start_soon(provider)
+                        print("DRIVER: waiting", flush=True)
+                        await handler.wait_idle()
+                        tg.cancel_scope.cancel()
     print("DRIVER DONE", flush=True)
 
 

@@ -356,6 +356,25 @@ def test_url_consent_opens_browser_and_spinner_reports_completion(
     term.finish()
 
 
+@pytest.mark.parametrize("plain", ["0", "1"])
+def test_a_32042_reason_is_shown_before_consent(spawn: Callable[..., Terminal], browser: Path, plain: str) -> None:
+    """The server's reason (the -32042 error's message) is on screen before the person is asked to consent."""
+    term = spawn("authorize", TERMINAL_DRIVER_PLAIN=plain)
+    shown = term.expect("Open it in your browser? [y open · :decline · :cancel]")
+    reason = "Your GitHub account must be linked before your private repositories can be listed."
+    assert "Link your GitHub account." in shown
+    why = shown.find("why: ")
+    assert why >= 0, shown[-2000:]
+    # Wrapped in the panel or not, the words come in order, before the address and the question.
+    assert " ".join(re.sub(r"[│┃]", " ", shown[why:]).split()).startswith("why: " + reason)
+    assert why < shown.find("github.example/login/oauth") < shown.find("Open it in your browser?")
+    term.reply(":decline")
+    term.expect("Declined: nothing was opened.")
+    term.expect("REFUSED: " + reason)
+    term.finish()
+    assert not browser.exists()
+
+
 def test_url_wait_stops_on_a_key(spawn: Callable[..., Terminal], browser: Path) -> None:
     term = spawn("pay")
     term.answer("Open it in your browser?", "yes")
@@ -564,8 +583,8 @@ def test_ctrl_c_cancels_a_browser_question_and_the_server_is_told(tmp_path: Path
     """``--ui browser``: Ctrl-C in the terminal while the page waits answers "cancel" (the tool hears it),
     and the question's URL is printed once, not again by a warning.
 
-    The server runs over HTTP in its own session: a stdio child shares the terminal's process
-    group, so Ctrl-C would reach it too.
+    The server runs over HTTP, started in its own session as a stdio child is (Ctrl-C at a
+    question with a stdio child: tests/transports/test_stdio_session.py).
     """
     import socket
 

@@ -7,7 +7,8 @@ judges every answer with the shared :mod:`~elicitkit.elicitation.fields` code, s
 accepts exactly what the server will.
 
 URL questions show the full address with its domain set apart and the warnings of
-:func:`~elicitkit.elicitation.urls.assess_url`, and open the browser only after a yes.
+:func:`~elicitkit.elicitation.urls.assess_url` (and, for a URL that came with a -32042 error,
+the server's reason), and open the browser only after a yes.
 The ``accept`` goes back at once (the server waits for the person, not for the client);
 waiting for the server's completion notice is a background task with a spinner that gives
 way to any form that comes in meanwhile.
@@ -294,7 +295,7 @@ class TerminalHandler:
 
     async def _ask_url(self, reader: Reader, request: UrlRequest) -> ElicitationResult[Any]:
         facts = assess_url(request.url)
-        self._view.header(request.origin, request.message)
+        self._view.header(request.origin, request.message, reason=request.reason)  # the why before the ask
         self._view.url(facts)
         while not read_consent((await reader.read(CONSENT_PROMPT, completer(["yes", "no"]))).strip()):
             self._view.problem(CONSENT_AGAIN)

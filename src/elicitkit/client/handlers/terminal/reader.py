@@ -149,18 +149,45 @@ class LineReader:
         self.console = console
         self.echo = not isatty(stream)  # a terminal echoes by itself
         self._pending: asyncio.Future[str] | None = None
+        self._interrupted: asyncio.Event | None = None  # set by Ctrl-C while a question is held
 
     @property
     def keys(self) -> Input | None:
         return None
 
     def holding(self) -> contextlib.AbstractContextManager[Any]:
-        return contextlib.nullcontext()
+        # Like the raw mode of PromptReader: for the whole question, from before its first
+        # prompt is drawn, Ctrl-C (SIGINT on a cooked terminal) dismisses it, not the program.
+        return self._ctrl_c_dismisses()
+
+    @contextlib.contextmanager
+    def _ctrl_c_dismisses(self) -> Iterator[None]:
+        if self._interrupted is not None or threading.current_thread() is not threading.main_thread():
+            yield  # already held, or a thread that cannot take signals
+            return
+        previous = signal.getsignal(signal.SIGINT)
+        if previous is None:  # a handler installed from C: leave it alone
+            yield
+            return
+        loop = asyncio.get_running_loop()
+        interrupted = asyncio.Event()
+
+        def on_interrupt(signum: int, frame: object) -> None:
+            loop.call_soon_threadsafe(interrupted.set)
+
+        signal.signal(signal.SIGINT, on_interrupt)
+        self._interrupted = interrupted
+        try:
+            yield
+        finally:
+            self._interrupted = None
+            signal.signal(signal.SIGINT, previous)
 
     async def read(self, message: Fragments, completer: Completer, *, secret: bool = False) -> str:
-        self.console.print(Text("".join(fragment[1] for fragment in message)), end="")
-        with _no_echo(self.stream) if secret and not self.echo else contextlib.nullcontext():
-            line = await self._readline()
+        with self._ctrl_c_dismisses():  # a no-op inside holding(): the question holds it already
+            self.console.print(Text("".join(fragment[1] for fragment in message)), end="")
+            with _no_echo(self.stream) if secret and not self.echo else contextlib.nullcontext():
+                line = await self._readline()
         if secret and not self.echo:
             self.console.print()  # the Enter that was not echoed
         if line == "":
@@ -174,29 +201,22 @@ class LineReader:
         return line
 
     async def _readline(self) -> str:
+        interrupted = self._interrupted
+        if interrupted is not None and interrupted.is_set():  # Ctrl-C came between two prompts
+            self.console.print()
+            raise Stop("cancel", "Ctrl-C")
         # One reading thread at a time: an abandoned read still owns the next line.
         if self._pending is None or self._pending.done():
             self._pending = in_daemon_thread(self.stream.readline)
         pending = self._pending
-        if threading.current_thread() is not threading.main_thread():
+        if interrupted is None:
             return await asyncio.shield(pending)
-        previous = signal.getsignal(signal.SIGINT)
-        if previous is None:  # a handler installed from C: leave it alone
-            return await asyncio.shield(pending)
-        loop = asyncio.get_running_loop()
-        interrupted = asyncio.Event()
-
-        def on_interrupt(signum: int, frame: object) -> None:
-            loop.call_soon_threadsafe(interrupted.set)
-
-        signal.signal(signal.SIGINT, on_interrupt)  # Ctrl-C dismisses the question, not the program
         stop = asyncio.ensure_future(interrupted.wait())
         waited: list[asyncio.Future[Any]] = [pending, stop]
         try:
             await asyncio.wait(waited, return_when=asyncio.FIRST_COMPLETED)
         finally:
             stop.cancel()
-            signal.signal(signal.SIGINT, previous)
         if interrupted.is_set() and not pending.done():
             self.console.print()
             raise Stop("cancel", "Ctrl-C")

@@ -32,8 +32,12 @@ class View:
         self.console = console
         self.plain = plain  # lines only: no panel, no table (pipes, transcripts, screen readers)
 
-    def header(self, origin: Origin | None, message: str, title: str | None = None) -> None:
-        """The question in a panel titled with the asker, with the server's name, version and command."""
+    def header(self, origin: Origin | None, message: str, title: str | None = None, reason: str | None = None) -> None:
+        """The question in a panel titled with the asker, with the server's name, version and command.
+
+        ``reason``: why the server asks (a -32042 error's message), under the message, so it is
+        read before any consent is asked for.
+        """
         asker = origin or Origin()
         server = Text()
         server.append("server: ", "dim")
@@ -46,6 +50,8 @@ class View:
             server.append(" · runs as: ", "dim")
             server.append(clean(asker.location, lines=False))
         body: list[Text] = [Text(clean(message))]
+        if reason and reason.strip() != message.strip():
+            body.append(Text.assemble(("why: ", "dim"), (clean(reason), "")))
         if title:
             body.insert(0, Text(clean(title, lines=False), "bold"))
         body += [Text(""), server]
