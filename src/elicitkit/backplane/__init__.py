@@ -31,8 +31,8 @@ __all__ = [
     "FLEET_KEY_ENV",
     "REDIS_URL_ENV",
     "Backplane",
-    "Inbox",
     "InProcessBackplane",
+    "Inbox",
     "MissingFleetKey",
     "RedisBackplane",
 ]

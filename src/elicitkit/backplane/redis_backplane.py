@@ -251,10 +251,11 @@ class RedisBackplane(Backplane):
 
     async def replay(self, session_id: str, key: str, after: int) -> list[Event] | None:
         name = self._stream_name(session_id, key)
-        blobs: list[bytes] = await self.client.lrange(name, 0, -1)  # type: ignore[misc]
+        blobs = await self.client.lrange(name, 0, -1)
         if not blobs:
             return None
-        events = [e for e in (self._open_event(name, b) for b in blobs) if e is not None]
+        opened = (self._open_event(name, b) for b in blobs if isinstance(b, bytes))
+        events = [e for e in opened if e is not None]
         return [e for e in events if e[0] > after]
 
     async def follow(self, session_id: str, key: str, on_event: Callable[[Event], None]) -> Following:

@@ -380,11 +380,11 @@ class Server(LowLevelServer):
             return
         task_store = getattr(backplane, "task_store", None)
         if task_store is not None and self.tasks._owns_store and self.tasks._store is None:
-            self.tasks._store = task_store()
+            self.tasks._store = _shared_store(task_store)
         spent_states = getattr(backplane, "spent_states", None)
         codec = self.state_codec
         if spent_states is not None and isinstance(codec, AeadStateCodec) and type(codec.spent) is SpentStates:
-            codec.spent = spent_states()
+            codec.spent = _shared_store(spent_states) or codec.spent
 
     def http_backplane(self) -> Backplane:
         """The backplane HTTP serving uses: the one given, else one on ``$ELICITKIT_REDIS_URL``,
@@ -496,6 +496,17 @@ class Server(LowLevelServer):
     def run(self, transport: Literal["stdio", "http"] = "stdio", **kwargs: Any) -> None:
         """Serve until the client goes away (stdio) or until SIGINT/SIGTERM; see :meth:`run_async`."""
         anyio.run(lambda: self.run_async(transport, **kwargs))
+
+
+def _shared_store(make: Callable[[], Any]) -> Any:
+    """A backplane's shared store, or None if this build lacks its module (then the default stays)."""
+    try:
+        return make()
+    except ModuleNotFoundError as exc:
+        if not (exc.name or "").startswith("elicitkit.backplane."):
+            raise
+        logger.warning("the backplane's %s is not available; keeping this process's own", exc.name)
+        return None
 
 
 async def _drop(message: JSON, related: Any = None) -> None:
