@@ -5,10 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
+import pytest
 
 from elicitkit import Client, ElicitationResult
 
 from .support import fleet
+
+pytestmark = pytest.mark.anyio
 
 
 async def test_calls_and_a_question_through_the_balancer() -> None:
