@@ -44,7 +44,7 @@ class ParkedUser:
         random.shuffle(tags)
         for tag in tags:
             self.waiting[tag].set()
-            await anyio.sleep(0)
+            await anyio.sleep(0.001)
 
 
 @pytest.mark.parametrize("sse", [False, True], ids=["json", "sse"])

@@ -39,7 +39,7 @@ logger = logging.getLogger("elicitkit.fleet")
 
 UNKNOWN_SESSION = "unknown or terminated session; start a new one with initialize (no Mcp-Session-Id)"
 OWNER_GONE = "the server instance holding this session stopped; start a new session with initialize"
-REDIS_GONE = "the fleet lost its shared store (Redis) while relaying this call; try again"
+REDIS_GONE = "the fleet lost its shared store (Redis) during this call; try again"
 
 
 # ----------------------------------------------------------------------------- the owner's side
@@ -269,13 +269,19 @@ class Fleet:
         return True
 
     def lost_contact(self) -> None:
-        """Redis is gone: requests relayed elsewhere can no longer reach their clients; cancel them."""
+        """Redis is gone: end every call in flight here with an error.
+
+        Its question's answer may be posted to any instance, and none can reach this one now: a
+        call left waiting would wait forever. Streams relayed elsewhere cannot reach their
+        client at all. Sessions themselves go on; new calls work once Redis is back.
+        """
         for hs in list(self.table.sessions.values()):
             for stream in list(hs.streams.values()):
-                if isinstance(stream, RecordedStream) and stream.remote and not stream.done:
-                    if stream.request_id is not None:
-                        hs.session.cancel(stream.request_id)
-                    stream.end_silently()
+                if stream.done or stream.request_id is None:
+                    continue
+                error = MCPError(INTERNAL_ERROR, REDIS_GONE)
+                stream.push(encode(ErrorResponse(stream.request_id, error).to_wire()), True)
+                hs.session.cancel(stream.request_id)
 
     def owners_gone(self, owners: Iterable[str]) -> None:
         dead = set(owners)
