@@ -151,7 +151,7 @@ async def test_owner_dies_mid_question_others_go_on() -> None:
                 await asked["b"].wait()
                 owner_a.kill()
                 with anyio.fail_after(20):
-                    while "a1" not in outcome:
+                    while "a1" not in outcome:  # noqa: ASYNC110 - a poll with a deadline
                         await anyio.sleep(0.05)
                 release.set()
             assert isinstance(outcome["a1"], MCPError), outcome["a1"]
@@ -191,7 +191,7 @@ async def test_a_relaying_instance_dies_nothing_lost() -> None:
                 for index, client in enumerate(clients):
                     for n in range(6):
                         tg.start_soon(call, client, f"{index}.{n}")
-                while count < 24:
+                while count < 24:  # noqa: ASYNC110 - a poll with a deadline
                     await anyio.sleep(0.02)
                 victim.kill()
                 await anyio.sleep(0.5)
@@ -231,7 +231,7 @@ async def test_redis_restart_fails_calls_in_flight_cleanly_then_works() -> None:
                 f.redis.start()
                 release.set()
                 with anyio.fail_after(20):  # every call in flight ends: answered, or a clean error
-                    while len(outcome) < 6:
+                    while len(outcome) < 6:  # noqa: ASYNC110 - a poll with a deadline
                         await anyio.sleep(0.05)
             for tag, result in outcome.items():
                 assert isinstance(result, MCPError) or result.startswith(f"{tag}=ok@"), (tag, result)
