@@ -23,7 +23,6 @@ import argparse
 import contextlib
 import os
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -88,7 +87,8 @@ def setup(instances: int, with_redis: bool, redis_url: str, redis_pid: int) -> I
             extra = ["--redis", redis_url] if with_redis else []
             port, proc, _ = stack.enter_context(
                 serve_on_free_port(
-                    lambda p, extra=extra, i=index: [*argv, str(p), "--instance", f"i{i}", *extra], f"instance {index}"
+                    lambda p, extra=extra, i=index, argv=argv: [*argv, str(p), "--instance", f"i{i}", *extra],
+                    f"instance {index}",
                 )
             )
             pids.append(proc.pid)
