@@ -74,6 +74,17 @@ def redis_memory(url: str) -> int:
         client.close()
 
 
+def low_latency_haproxy() -> None:
+    """haproxy sends a partial response with MSG_MORE unless told not to, so each SSE event waits
+    for the client's delayed ACK (~200 ms on Linux). docs/fleet.md tells users to set it too."""
+    import kit.fleet
+
+    if "http-no-delay" not in kit.fleet.HAPROXY_CONFIG:
+        kit.fleet.HAPROXY_CONFIG = kit.fleet.HAPROXY_CONFIG.replace(
+            "    option redispatch\n", "    option redispatch\n    option http-no-delay\n"
+        )
+
+
 @contextlib.contextmanager
 def setup(instances: int, with_redis: bool, redis_url: str, redis_pid: int) -> Iterator[dict[str, Any]]:
     from kit.fleet import round_robin
@@ -173,6 +184,7 @@ def main() -> None:
 
     from kit.fleet import redis_server
 
+    low_latency_haproxy()
     os.environ["ELICITKIT_FLEET_KEY"] = FLEET_KEY
     setups = [("1 x plain", 1, False), ("1 x redis", 1, True), ("3 x redis", 3, True)]
     results: dict[str, dict[str, float]] = {}
