@@ -82,19 +82,25 @@ def _events(text: str) -> list[tuple[str | None, str]]:
     return found
 
 
-async def test_resume_with_last_event_id_on_another_instance() -> None:
-    """A call's SSE stream drops after its first event; GET with Last-Event-ID, which the balancer
-    sends to another instance, brings the rest: every progress event once, then the result."""
+@pytest.mark.parametrize("answered_by", ["owner", "relay"])
+async def test_resume_with_last_event_id_on_another_instance(answered_by: str) -> None:
+    """A call's SSE stream drops after its first event; GET with Last-Event-ID on another instance
+    brings the rest: every progress event once, then the result. ``owner``: the call went to the
+    owner itself (its stream was never recorded: the owner publishes it from memory on demand);
+    ``relay``: it went through another instance (its events are in Redis) and the GET goes to a third."""
     with fleet() as f, anyio.fail_after(30):
         async with aiohttp.ClientSession() as http:
             session_id = await _raw_session(http, f.url)
+            owner = f.owner_of(session_id)
+            others = [i for i in f.instances.values() if i is not owner]
+            post_to, get_from = (owner, others[0]) if answered_by == "owner" else (others[0], others[1])
             call = {
                 "jsonrpc": "2.0",
                 "id": 1,
                 "method": "tools/call",
                 "params": {"name": "ticks", "arguments": {"n": 4, "gap": 0.3}, "_meta": {"progressToken": "t"}},
             }
-            resp = await _post(http, f.url, call, session_id)
+            resp = await _post(http, post_to.url, call, session_id)
             assert resp.headers["content-type"].startswith("text/event-stream")
             first = b""
             while b'"progress":1' not in first:
@@ -104,17 +110,20 @@ async def test_resume_with_last_event_id_on_another_instance() -> None:
             last_id = [i for i, _ in seen if i][-1]
             get_headers = {"Accept": "text/event-stream", "Mcp-Session-Id": session_id,
                            "MCP-Protocol-Version": "2025-11-25", "Last-Event-ID": last_id}  # fmt: skip
-            async with http.get(f.url, headers=get_headers) as resumed:
+            async with http.get(get_from.url, headers=get_headers) as resumed:
                 assert resumed.status == 200
                 rest = ""
                 async for chunk in resumed.content.iter_any():
                     rest += chunk.decode()
                     if '"result"' in rest:
                         break
+            unknown = dict(get_headers, **{"Last-Event-ID": "nosuchstream/3"})
+            async with http.get(get_from.url, headers=unknown) as refused:
+                assert refused.status == 404
     messages = [json.loads(data) for _, data in [*seen, *_events(rest)]]
     progress = [m["params"]["progress"] for m in messages if m.get("method") == "notifications/progress"]
     assert progress == [1, 2, 3, 4]
-    assert messages[-1]["id"] == 1 and messages[-1]["result"]["content"][0]["text"].startswith("4 ticks@")
+    assert messages[-1]["id"] == 1 and messages[-1]["result"]["content"][0]["text"] == f"4 ticks@{owner.name}"
 
 
 async def test_owner_dies_mid_question_others_go_on() -> None:

@@ -37,6 +37,7 @@ FINAL = "f"  # the request's response: the last event
 END = "x"  # the request ended without a response (cancelled, or its session ended)
 DETACH = "d"  # the owner ends the live connection; the client resumes (payload: retry ms)
 REJECT = "r"  # the owner refused the forwarded request (payload: the JSON error; seq: HTTP status)
+ATTACHED = "a"  # the owner publishes a stream it held alone, from the cursor asked for on
 
 Event = tuple[int, bytes, str]
 Broadcast = Callable[[str, "dict[str, Any] | None"], Awaitable[None]]

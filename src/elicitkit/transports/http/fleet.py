@@ -7,13 +7,15 @@ session this instance does not hold, the endpoint asks the backplane who owns it
   owner the request, and answers its client from the events the owner records (JSON or SSE,
   exactly as if the session were here);
 - a **response or notification** (the answer to a question, a cancel): handed to the owner, 202;
-- a **GET** with ``Last-Event-ID``: the recorded events after it, then the live ones; without
-  it, the session's standalone stream from now on;
+- a **GET** with ``Last-Event-ID``: the recorded events after it, then the live ones (a stream
+  the owner answered itself was never recorded: the owner then publishes it from memory, from
+  that event on); without it, the session's standalone stream from now on;
 - a **DELETE**: the owner ends the session.
 
-On the owner, a session is a :class:`FleetSession`: its streams record every event that might
-be read elsewhere (everything but a lone JSON answer), and a stream opened for another
-instance (*remote*) is dropped once its last event is out.
+On the owner, a session is a :class:`FleetSession`. A request that landed on the owner costs
+nothing more than in a single process: its stream stays in memory. A stream opened for another
+instance (*remote*) and the standalone stream record every event (published to whoever
+follows, and kept a while for resumption); a remote stream is dropped once its last event is out.
 
 Failure: an owner that stops its heartbeat is dead; every relay for it ends with an error, and
 its sessions get 404 (clients start a new one). Losing Redis ends the relays too; on the owner,
@@ -23,12 +25,13 @@ for an answer that cannot come.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from elicitkit.backplane.base import DETACH, END, EVENT, FINAL, REJECT, Backplane, Event, Following
+from elicitkit.backplane.base import ATTACHED, DETACH, END, EVENT, FINAL, REJECT, Backplane, Event, Following
 from elicitkit.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, MCPError
 from elicitkit.protocol.inbound import HANDSHAKE
 from elicitkit.protocol.jsonrpc import JSON, ErrorResponse, RequestId, encode
@@ -39,6 +42,8 @@ logger = logging.getLogger("elicitkit.fleet")
 
 UNKNOWN_SESSION = "unknown or terminated session; start a new one with initialize (no Mcp-Session-Id)"
 OWNER_GONE = "the server instance holding this session stopped; start a new session with initialize"
+_OWNER_CACHE = 100_000  # remembered session owners (cleared when full)
+_ATTACH_TIMEOUT = 5.0  # seconds an owner has to answer an attach
 REDIS_GONE = "the fleet lost its shared store (Redis) during this call; try again"
 
 
@@ -59,8 +64,7 @@ class RecordedStream(Stream):
         seq = self.next_seq
         super().push(payload, final)
         owner = self.owner
-        if self.remote or seq != 1 or not final:  # a lone final event is a JSON answer: nobody resumes it
-            owner.backplane.record(owner.session_id, self.key, (seq, payload, FINAL if final else EVENT))
+        owner.backplane.record(owner.session_id, self.key, (seq, payload, FINAL if final else EVENT))
         if final and self.remote:
             owner.drop_stream(self)
 
@@ -84,10 +88,10 @@ class FleetSession(HTTPSession):
         self.by_key["g"] = self.standalone
 
     def open_stream(self, request_id: RequestId, key: str | None = None, remote: bool = False) -> Stream:
-        if key is None:
-            self._key_counter += 1
-            key = f"r{self._key_counter}"
-        stream = RecordedStream(key, request_id, self, remote)
+        if not remote:  # the client is here: a plain stream, nothing recorded (see Fleet._attach)
+            return super().open_stream(request_id)
+        assert key is not None
+        stream = RecordedStream(key, request_id, self, True)
         self.streams[request_id] = stream
         self.by_key[key] = stream
         return stream
@@ -121,7 +125,7 @@ _NO_STREAM = Stream("", None)  # a relay's "standalone stream" when it relays a 
 class RemoteSession:
     """One stream of a session another instance owns, as this instance relays it to its client."""
 
-    __slots__ = ("_buffer", "fleet", "following", "owner", "session", "session_id", "standalone", "stream")
+    __slots__ = ("_buffer", "attached", "fleet", "following", "owner", "session", "session_id", "standalone", "stream")
 
     def __init__(self, fleet: Fleet, session_id: str, owner: str, protocol_version: str | None) -> None:
         self.fleet = fleet
@@ -132,6 +136,7 @@ class RemoteSession:
         self.stream: Stream | None = None
         self.following: Following | None = None
         self._buffer: list[Event] | None = None  # live events that came while the history was read
+        self.attached: asyncio.Future[bool] | None = None  # the owner's answer to an attach
 
     async def follow(self, stream: Stream, *, buffer: bool = False) -> None:
         self.stream = stream
@@ -143,6 +148,10 @@ class RemoteSession:
     def on_event(self, event: Event) -> None:
         stream = self.stream
         if stream is None or stream.done:
+            return
+        if self.attached is not None and event[2] in (ATTACHED, REJECT):
+            if not self.attached.done():
+                self.attached.set_result(event[2] == ATTACHED)
             return
         if self._buffer is not None and event[2] in (EVENT, FINAL):
             self._buffer.append(event)
@@ -208,6 +217,7 @@ class Fleet:
         self.table = table
         self.relays: set[RemoteSession] = set()
         self._keys = itertools.count(1)
+        self._owners: dict[str, str] = {}  # session -> owner, as last looked up (an owner never changes)
         backplane.attach(self)
         if backplane.shared:
             table.make_session = self._make_session
@@ -244,6 +254,44 @@ class Fleet:
                 hs.closed.set()
         elif kind == "note" and isinstance(message.get("body"), dict):
             await self.deliver(session_id, message["body"])
+        elif kind == "attach":
+            self._attach(session_id, message.get("key"), message.get("after"))
+
+    def _attach(self, session_id: str, key: object, after: object) -> None:
+        """Another instance resumes a stream this one answered itself: publish it from ``after`` on."""
+        if not isinstance(key, str) or not isinstance(after, int):
+            return
+        hs = self.table.get(session_id)
+        stream = hs.by_key.get(key) if hs is not None else None
+        if hs is None or stream is None:
+            self.backplane.record(session_id, key, (404, b"", REJECT))
+            return
+        self.backplane.record(session_id, key, (0, b"", ATTACHED))
+        if isinstance(stream, RecordedStream):  # recorded already: its followers get every event
+            for seq, payload, final in stream.after(after):
+                self.backplane.record(session_id, key, (seq, payload, FINAL if final else EVENT))
+            return
+        tg = self.table._tg
+        if tg is not None:
+            tg.start_soon(self._mirror, session_id, stream, after, name="elicitkit.fleet.mirror")
+
+    async def _mirror(self, session_id: str, stream: Stream, cursor: int) -> None:
+        """Publish a plain stream's events from ``cursor`` until its end (an attached resumption)."""
+        record = self.backplane.record
+        stream.listeners += 1
+        try:
+            while True:
+                for seq, payload, final in stream.after(cursor):
+                    record(session_id, stream.key, (seq, payload, FINAL if final else EVENT))
+                    cursor = seq
+                    if final:
+                        return
+                if stream.done:
+                    record(session_id, stream.key, (stream.next_seq, b"", END))
+                    return
+                await stream.wait()
+        finally:
+            stream.listeners -= 1
 
     async def _request(self, session_id: str, key: object, body: object) -> None:
         if not isinstance(key, str) or not isinstance(body, dict):
@@ -285,15 +333,25 @@ class Fleet:
 
     def owners_gone(self, owners: Iterable[str]) -> None:
         dead = set(owners)
+        self._owners = {sid: owner for sid, owner in self._owners.items() if owner not in dead}
         for relay in list(self.relays):
             if relay.owner in dead:
                 relay.fail(OWNER_GONE)
 
     # -- relaying: what the endpoint does for a session it does not hold -------------------
 
-    async def _owner(self, session_id: str) -> str | None:
-        owner = await self.backplane.owner(session_id)
-        return None if owner == self.backplane.instance_id else owner
+    async def _owner(self, session_id: str, *, cached: bool = True) -> str | None:
+        """The session's owner. ``cached``: as last seen, for a message whose delivery itself
+        shows whether the owner still listens (a dead owner's inbox has no subscriber)."""
+        owner = self._owners.get(session_id) if cached else None
+        if owner is None:
+            owner = await self.backplane.owner(session_id)
+            if owner is None or owner == self.backplane.instance_id:
+                return None
+            if len(self._owners) >= _OWNER_CACHE:
+                self._owners.clear()
+            self._owners[session_id] = owner
+        return owner
 
     async def forward_request(
         self, session_id: str, protocol_version: str | None, body: JSON, request_id: RequestId
@@ -317,6 +375,7 @@ class Fleet:
             return 503
         if not sent:  # the owner is not listening: gone
             relay.drop_stream(stream)
+            self._owners.pop(session_id, None)
             return 404
         return relay, stream
 
@@ -330,6 +389,8 @@ class Fleet:
         except Exception as exc:
             logger.warning("could not relay a message for session %s: %s", session_id[:8], exc)
             return 503
+        if not sent:
+            self._owners.pop(session_id, None)
         return 202 if sent else 404
 
     async def forward_delete(self, session_id: str) -> int:
@@ -341,6 +402,7 @@ class Fleet:
         except Exception as exc:
             logger.warning("could not relay a DELETE for session %s: %s", session_id[:8], exc)
             return 503
+        self._owners.pop(session_id, None)
         return 200 if sent else 404
 
     async def open_stream(
@@ -348,7 +410,7 @@ class Fleet:
     ) -> tuple[RemoteSession, Stream] | int:
         """A GET: resume stream ``key`` after ``cursor`` (None: the standalone stream from now on)."""
         try:
-            owner = await self._owner(session_id)
+            owner = await self._owner(session_id, cached=False)  # nothing is sent: ask who is alive
             if owner is None:
                 return 404
             relay = RemoteSession(self, session_id, owner, protocol_version)
@@ -361,16 +423,28 @@ class Fleet:
             await relay.follow(stream, buffer=True)
             try:
                 history = await self.backplane.replay(session_id, key, cursor)
+                if history is None and not await self._ask_owner(relay, owner, key, cursor):
+                    relay.drop_stream(stream)
+                    return 404
             except BaseException:
                 relay.drop_stream(stream)
                 raise
         except Exception as exc:
             logger.warning("could not open a stream of session %s: %s", session_id[:8], exc)
             return 503
-        if history is None and cursor > 0 and key != "g":
-            relay.drop_stream(stream)  # nothing recorded under that key: not an event of ours
-            return 404
         if key == "g":
             relay.standalone = stream
         relay.flush(history or ())
         return relay, stream
+
+    async def _ask_owner(self, relay: RemoteSession, owner: str, key: str, cursor: int) -> bool:
+        """Nothing recorded under ``key``: ask the owner to publish the stream from ``cursor``.
+        False: the owner has no such stream (or did not answer in time)."""
+        relay.attached = asyncio.get_running_loop().create_future()
+        message = {"k": "attach", "sid": relay.session_id, "key": key, "after": cursor}
+        if not await self.backplane.send(owner, message):
+            return False
+        try:
+            return await asyncio.wait_for(relay.attached, _ATTACH_TIMEOUT)
+        except TimeoutError:
+            return False
