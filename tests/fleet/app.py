@@ -61,6 +61,19 @@ async def whoami() -> str:
     return INSTANCE
 
 
+@server.resource("memo://board", mime_type="text/plain")
+def board() -> str:
+    return "the board"
+
+
+@server.tool()
+async def announce() -> str:
+    """Change the tool list and the board, from whichever instance serves this call."""
+    await server.notify_tools_changed()
+    await server.notify_resource_updated("memo://board")
+    return INSTANCE
+
+
 def main() -> None:
     port = int(sys.argv[1])
     json_response = "--sse" not in sys.argv

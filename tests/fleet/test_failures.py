@@ -45,6 +45,37 @@ async def test_url_question_completed_through_another_instance() -> None:
             assert await payer.wait_for_elicitation_complete("dep-1", timeout=5)
 
 
+async def test_broadcasts_from_another_instance_reach_every_client() -> None:
+    """A list change and a resource update made on one instance reach clients of sessions held
+    by the others (on their standalone GET streams), and only subscribers get the update."""
+    heard: dict[str, list[str]] = {"a": [], "b": []}
+
+    def listener(name: str) -> Any:
+        def on_notification(method: str, params: Any) -> None:
+            heard[name].append(method)
+
+        return on_notification
+
+    with fleet() as f, anyio.fail_after(30):
+        async with contextlib.AsyncExitStack() as stack:
+            a = await stack.enter_async_context(Client(f.url, mode="legacy", notification_callback=listener("a")))
+            await a.call_tool("whoami")  # shift the round robin: b's session lands elsewhere
+            b = await stack.enter_async_context(Client(f.url, mode="legacy", notification_callback=listener("b")))
+            owners = {f.owner_of(c.transport.session_id).name for c in (a, b)}  # type: ignore[attr-defined]
+            assert len(owners) == 2
+            await a.subscribe_resource("memo://board")
+            third = next(i for i in f.instances.values() if i.name not in owners)
+            async with Client(third.url, mode="legacy") as trigger:
+                assert (await trigger.call_tool("announce")).text == third.name
+            with anyio.fail_after(5):
+                while not (  # noqa: ASYNC110 - a poll with a deadline
+                    "notifications/resources/updated" in heard["a"] and "notifications/tools/list_changed" in heard["b"]
+                ):
+                    await anyio.sleep(0.05)
+            assert "notifications/tools/list_changed" in heard["a"]
+            assert "notifications/resources/updated" not in heard["b"]  # b did not subscribe
+
+
 async def _post(http: aiohttp.ClientSession, url: str, body: dict[str, Any], session_id: str | None = None) -> Any:
     headers = dict(
         HEADERS, **({"Mcp-Session-Id": session_id, "MCP-Protocol-Version": "2025-11-25"} if session_id else {})
