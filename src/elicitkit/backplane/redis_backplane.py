@@ -52,6 +52,14 @@ if redis.call('EXISTS', ARGV[1] .. owner) == 1 then return owner end
 return false
 """
 
+# Record one event: keep it (bounded, expiring) and tell whoever follows; one command, not four.
+_RECORD_SCRIPT = """
+redis.call('RPUSH', KEYS[1], ARGV[1])
+redis.call('LTRIM', KEYS[1], -tonumber(ARGV[2]), -1)
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return redis.call('PUBLISH', KEYS[1], ARGV[1])
+"""
+
 
 class _Follow:
     __slots__ = ("backplane", "callback", "channel")
@@ -106,6 +114,7 @@ class RedisBackplane(Backplane):
         self._inbox_channel = p + b"inbox:" + self.instance_id.encode()
         self._broadcast_channel = p + b"broadcast"
         self._owner_script = client.register_script(_OWNER_SCRIPT)
+        self._record_script = client.register_script(_RECORD_SCRIPT)
         self._local: set[str] = set()  # sessions this instance owns
         self._follows: dict[bytes, list[_Follow]] = {}
         self._watched: dict[str, int] = {}
@@ -353,32 +362,40 @@ class RedisBackplane(Backplane):
 
     async def _write_forever(self, queue: asyncio.Queue[tuple[bytes, bytes, bytes | None]]) -> None:
         """Events and registry updates, in order, as few round trips as the load allows."""
+        import redis.exceptions
+
         retention, keep = self.retention_ms, self.max_events
+        sha = self._record_script.sha
         while True:
             batch = [await queue.get()]
             while not queue.empty():
                 batch.append(queue.get_nowait())
-            pipe = self.client.pipeline(transaction=False)
-            unsubscribe = []
-            for op, name, blob in batch:
-                if op == b"ev":
-                    pipe.rpush(name, blob)  # type: ignore[arg-type]
-                    pipe.ltrim(name, -keep, -1)
-                    pipe.pexpire(name, retention)
-                    pipe.publish(name, blob)  # type: ignore[arg-type]
-                elif op == b"del":
-                    pipe.delete(name)
-                else:
-                    unsubscribe.append(name)
-            try:
-                if len(pipe):
-                    await pipe.execute()
-                if unsubscribe and self._pubsub is not None:
+            unsubscribe = [name for op, name, _ in batch if op == b"unsub"]
+            for attempt in range(2):
+                pipe = self.client.pipeline(transaction=False)
+                for op, name, blob in batch:
+                    if op == b"ev":
+                        pipe.evalsha(sha, 1, name, blob, keep, retention)  # type: ignore[arg-type]
+                    elif op == b"del":
+                        pipe.delete(name)
+                try:
+                    if len(pipe):
+                        await pipe.execute()
+                    break
+                except redis.exceptions.NoScriptError:
+                    if attempt:  # loaded and still missing: give up on this batch
+                        logger.info("could not write %d fleet update(s): the record script is missing", len(batch))
+                        break
+                    with contextlib.suppress(Exception):  # Redis restarted empty: load it and try again
+                        await self.client.script_load(_RECORD_SCRIPT)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:
+                    logger.info("could not write %d fleet update(s): %s", len(batch), exc)
+                    break
+            if unsubscribe and self._pubsub is not None and self._connected:
+                with contextlib.suppress(Exception):
                     await self._pubsub.unsubscribe(*unsubscribe)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                logger.info("could not write %d fleet update(s): %s", len(batch), exc)
 
     async def _beat_forever(self) -> None:
         """Say this instance is alive; register it again after Redis lost its data; check the
