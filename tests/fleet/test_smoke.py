@@ -27,3 +27,30 @@ async def test_calls_and_a_question_through_the_balancer() -> None:
             for n in range(6):
                 result = await client.call_tool("ask", {"tag": str(n)})
                 assert result.text == f"{n}=yes@{owner.name}"
+
+
+async def test_delete_from_another_instance_ends_the_session() -> None:
+    import aiohttp
+    import redis
+
+    with fleet() as f, anyio.fail_after(30):
+        async with Client(f.url, mode="legacy") as client:
+            session_id = client.transport.session_id  # type: ignore[attr-defined]
+            owner = f.owner_of(session_id)
+            other = next(i for i in f.instances.values() if i is not owner)
+            headers = {"Mcp-Session-Id": session_id, "MCP-Protocol-Version": "2025-11-25"}
+            async with aiohttp.ClientSession() as http:
+                async with http.delete(other.url, headers=headers) as resp:
+                    assert resp.status == 200
+                registry = redis.Redis.from_url(f.redis.url)
+                with anyio.fail_after(5):
+                    while registry.exists(f"elicitkit:sess:{session_id}"):  # noqa: ASYNC110
+                        await anyio.sleep(0.05)
+                registry.close()
+                ping = {"jsonrpc": "2.0", "id": 9, "method": "ping"}
+                post_headers = {**headers, "Accept": "application/json, text/event-stream"}
+                for instance in f.instances.values():  # gone everywhere, owner included
+                    async with http.post(instance.url, json=ping, headers=post_headers) as resp:
+                        assert resp.status == 404
+                async with http.delete(other.url, headers=headers) as resp:
+                    assert resp.status == 404

@@ -124,13 +124,16 @@ class RedisBackplane(Backplane):
         self._pubsub: Any = None
         self._connected = False
         self._started = 0
+        self.owns_client = False  # from_url made the client: stop() closes it
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> RedisBackplane:
         """A backplane on the Redis at ``url`` (``redis://host:6379/0``); ``options`` as for the class."""
         import redis.asyncio
 
-        return cls(redis.asyncio.Redis.from_url(url), **options)
+        backplane = cls(redis.asyncio.Redis.from_url(url), **options)
+        backplane.owns_client = True
+        return backplane
 
     # -- the stores the server shares (they live in their own modules) ----------------------
 
@@ -167,6 +170,10 @@ class RedisBackplane(Backplane):
         self._started -= 1
         if self._started > 0:
             return
+        deadline = time.monotonic() + 1.0  # let the last events out (a stream's end, a session's release)
+        while self._queue is not None and not self._queue.empty() and time.monotonic() < deadline:  # noqa: ASYNC110
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0)
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
@@ -181,8 +188,9 @@ class RedisBackplane(Backplane):
             with contextlib.suppress(Exception):
                 await self._pubsub.aclose()
             self._pubsub = None
-        with contextlib.suppress(Exception):
-            await self.client.aclose()
+        if self.owns_client:
+            with contextlib.suppress(Exception):
+                await self.client.aclose()
 
     # -- the registry --------------------------------------------------------------------------
 
