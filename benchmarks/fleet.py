@@ -46,7 +46,15 @@ def serve(port: int, redis_url: str | None, instance: str) -> None:
         from elicitkit.backplane.redis_backplane import RedisBackplane
 
         server.use_backplane(RedisBackplane.from_url(redis_url, instance_id=instance, key=FLEET_KEY))
-    server.run("http", port=port)
+    profile_dir = os.environ.get("BENCH_FLEET_PROFILE")  # a directory: write cProfile stats there on exit
+    if not profile_dir:
+        server.run("http", port=port)
+        return
+    import cProfile
+
+    with cProfile.Profile() as profiler:
+        server.run("http", port=port)
+    profiler.dump_stats(f"{profile_dir}/{instance}-{'redis' if redis_url else 'plain'}-{os.getpid()}.prof")
 
 
 # ----------------------------------------------------------------------------- measuring
