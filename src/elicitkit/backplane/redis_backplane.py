@@ -119,6 +119,8 @@ class RedisBackplane(Backplane):
         self._follows: dict[bytes, list[_Follow]] = {}
         self._watched: dict[str, int] = {}
         self._seen: dict[bytes, float] = {}  # nonces of recent inbox messages (replay guard)
+        self._seen_limit = 4096
+        self._missed: dict[str, int] = {}  # watched owners found without a heartbeat, and how often
         self._queue: asyncio.Queue[tuple[bytes, bytes, bytes | None]] | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._pubsub: Any = None
@@ -240,8 +242,9 @@ class RedisBackplane(Backplane):
             logger.warning("dropped a replayed fleet message")
             return None
         self._seen[seen_key] = now
-        if len(self._seen) > 4096:
+        if len(self._seen) > self._seen_limit:  # prune, and let the limit follow the load
             self._seen = {k: t for k, t in self._seen.items() if now - t <= _MESSAGE_WINDOW}
+            self._seen_limit = max(4096, 2 * len(self._seen))
         return message  # type: ignore[no-any-return]
 
     # -- event streams --------------------------------------------------------------------------
@@ -307,6 +310,7 @@ class RedisBackplane(Backplane):
             self._watched[owner] = left
         else:
             self._watched.pop(owner, None)
+            self._missed.pop(owner, None)
 
     # -- the background tasks -------------------------------------------------------------------
 
@@ -427,7 +431,12 @@ class RedisBackplane(Backplane):
                     for owner in owners:
                         pipe.exists(self._inst_prefix + owner.encode())
                     alive = await pipe.execute()
-                    gone = [o for o, up in zip(owners, alive, strict=True) if not up]
+                    for owner, up in zip(owners, alive, strict=True):
+                        self._missed[owner] = 0 if up else self._missed.get(owner, 0) + 1
+                    # twice in a row: one miss may be Redis restarting, before the owner's next beat
+                    gone = [o for o in owners if self._missed.get(o, 0) >= 2]
+                    for owner in gone:
+                        del self._missed[owner]
                     if gone and self._inbox is not None:
                         logger.warning("instance(s) %s stopped their heartbeat", ", ".join(gone))
                         self._inbox.owners_gone(gone)
