@@ -54,3 +54,37 @@ async def test_delete_from_another_instance_ends_the_session() -> None:
                         assert resp.status == 404
                 async with http.delete(other.url, headers=headers) as resp:
                     assert resp.status == 404
+
+
+async def test_elicitkit_serve_with_redis_joins_a_fleet() -> None:
+    """What a user runs: ``elicitkit serve MODULE:SERVER --transport http --redis URL`` twice."""
+    import contextlib
+    import os
+    import sys
+    from pathlib import Path
+
+    from kit.fleet import redis_server, round_robin
+    from kit.processes import serve_on_free_port
+
+    from .support import FLEET_KEY
+
+    app = Path(__file__).with_name("app.py")
+
+    async def answer(request: Any) -> ElicitationResult[Any]:
+        return ElicitationResult.accept({"value": "cli"})
+
+    with redis_server() as rs, contextlib.ExitStack() as stack:
+        env = {k: v for k, v in os.environ.items() if k != "ELICITKIT_REDIS_URL"}
+        env["ELICITKIT_FLEET_KEY"] = FLEET_KEY
+        cli = [sys.executable, "-m", "elicitkit.cli", "serve", f"{app}:server", "--transport", "http"]
+        ports = [
+            stack.enter_context(
+                serve_on_free_port(lambda p: [*cli, "--port", str(p), "--redis", rs.url], f"cli {n}", env=env)
+            )[0]
+            for n in range(2)
+        ]
+        balancer = stack.enter_context(round_robin(ports))
+        with anyio.fail_after(30):
+            async with Client(balancer.url, mode="legacy", elicitation_callback=answer) as client:
+                for n in range(4):  # the calls and the answers land on both instances
+                    assert (await client.call_tool("ask", {"tag": str(n)})).text.startswith(f"{n}=cli@")
