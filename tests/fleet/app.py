@@ -37,7 +37,7 @@ async def ask(ctx: Context, tag: str) -> str:
 async def pay(ctx: Context, elicitation_id: str) -> str:
     """A URL-mode question: the client goes to a payment page; completion comes later, from anywhere."""
     answer = await ctx.elicit_url("Pay the deposit", f"https://pay.example.com/{elicitation_id}", elicitation_id)
-    return answer.action
+    return f"{answer.action} {ctx.session_id}"  # the session id: what a real server hands its webhook
 
 
 @server.tool()

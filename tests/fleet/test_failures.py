@@ -34,7 +34,7 @@ async def test_url_question_completed_through_another_instance() -> None:
         async with Client(f.url, mode="legacy", elicitation_callback=accept) as payer:
             session_id = payer.transport.session_id  # type: ignore[attr-defined]
             owner = f.owner_of(session_id)
-            assert (await payer.call_tool("pay", {"elicitation_id": "dep-1"})).text == "accept"
+            assert (await payer.call_tool("pay", {"elicitation_id": "dep-1"})).text == f"accept {session_id}"
             assert not await payer.wait_for_elicitation_complete("dep-1", timeout=0.05)
             elsewhere = next(i for i in f.instances.values() if i is not owner)
             async with Client(elsewhere.url, mode="legacy") as webhook:
