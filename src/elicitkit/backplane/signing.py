@@ -12,13 +12,15 @@ import hashlib
 import hmac
 import os
 
+from elicitkit.errors import ElicitkitError
+
 FLEET_KEY_ENV = "ELICITKIT_FLEET_KEY"
 STATE_KEYS_ENV = "ELICITKIT_STATE_KEYS"
 MAC_BYTES = 16
 _LABEL = b"elicitkit/fleet/v1"
 
 
-class MissingFleetKey(ValueError):
+class MissingFleetKey(ElicitkitError, ValueError):
     """A fleet needs a key that every instance shares; none was given or found."""
 
 
