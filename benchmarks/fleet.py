@@ -52,7 +52,7 @@ def serve(port: int, redis_url: str | None, instance: str) -> None:
         return
     import cProfile
 
-    with cProfile.Profile() as profiler:
+    with cProfile.Profile(time.process_time) as profiler:
         server.run("http", port=port)
     profiler.dump_stats(f"{profile_dir}/{instance}-{'redis' if redis_url else 'plain'}-{os.getpid()}.prof")
 
