@@ -61,3 +61,16 @@ def test_the_redis_backplane_brings_its_stores_unless_the_server_has_its_own(mon
     own = InMemoryTaskStore()
     kept = Server("fleet", task_store=own, backplane=RedisBackplane.from_url("redis://127.0.0.1:1/0", key="k"))
     assert kept.tasks.store is own
+
+
+def test_elicitkit_redis_url_makes_a_fleet(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``$ELICITKIT_REDIS_URL`` is read when HTTP serving starts (constructing connects nothing)."""
+    from elicitkit.backplane.redis_backplane import RedisBackplane
+
+    monkeypatch.setenv("ELICITKIT_REDIS_URL", "redis://127.0.0.1:1/0")
+    monkeypatch.setenv("ELICITKIT_FLEET_KEY", "k")
+    server = Server("fleet")
+    assert server.backplane is None
+    backplane = server.http_backplane()
+    assert isinstance(backplane, RedisBackplane) and backplane.shared
+    assert server.http_backplane() is backplane
