@@ -2,7 +2,7 @@
 
     elicitkit call SERVER [TOOL] [--arg k=v ...] [--ui terminal|browser|ci] [--defaults FILE] [--task [--detach]]
     elicitkit tasks get|answer|cancel SERVER TASK_ID
-    elicitkit serve MODULE:SERVER [--transport stdio|http] [--port N]
+    elicitkit serve MODULE:SERVER [--transport stdio|http] [--port N] [--redis URL]
     elicitkit demo [--ui terminal|browser|ci]
 
 SERVER is a command line (run as a child over stdio) or an ``http(s)://`` URL (Streamable
@@ -416,9 +416,20 @@ def load_server(target: str) -> Any:
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", type=int, default=8000, show_default=True)
 @click.option("--path", default="/mcp", show_default=True)
-def serve(target: str, transport: str, host: str, port: int, path: str) -> None:
+@click.option(
+    "--redis",
+    "redis_url",
+    metavar="URL",
+    default=None,
+    help="Join a fleet on this Redis (default $ELICITKIT_REDIS_URL): sessions work on any instance (docs/fleet.md).",
+)
+def serve(target: str, transport: str, host: str, port: int, path: str, redis_url: str | None) -> None:
     """Serve an elicitkit server object over stdio or Streamable HTTP."""
     server = load_server(target)
+    if redis_url and transport == "http" and server.backplane is None:
+        from elicitkit.backplane.redis_backplane import RedisBackplane
+
+        server.use_backplane(RedisBackplane.from_url(redis_url))
     if transport == "stdio":
         server.run("stdio")
         return

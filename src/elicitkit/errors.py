@@ -39,6 +39,7 @@ the wrong kind of thing), ``InvalidAnswer`` a ``ValueError``, ``ElicitationTimeo
     │   ├── InputRequestViolation
     │   └── InvalidResultType
     ├── KeyRingError                  state keys that cannot be loaded (also a ValueError)
+    ├── MissingFleetKey               a fleet backplane without a shared key (also a ValueError)
     ├── InvalidToolHeaders            a tool's x-mcp-header declarations are unusable (also a ValueError)
     ├── InvalidTemplate               a resource URI template that does not parse (also a ValueError)
     └── TaskError                     the Tasks extension's store or state machine
@@ -102,6 +103,7 @@ _HOMES = {
     "ToolError": "elicitkit.server.tools",
     "InvalidRequestState": "elicitkit.server.rounds.sealing",
     "KeyRingError": "elicitkit.server.rounds.keys",
+    "MissingFleetKey": "elicitkit.backplane.signing",
     "InvalidTemplate": "elicitkit.server.uri_templates",
     "TaskExists": "elicitkit.server.tasks.store",
     "TaskStoreUnavailable": "elicitkit.server.tasks.store",

@@ -67,6 +67,13 @@ class Context:
         return self._scope.protocol_version
 
     @property
+    def session_id(self) -> str | None:
+        """The Streamable HTTP session (``Mcp-Session-Id``, 2025 eras; else None), for what ends
+        outside this request: a webhook on any instance calls
+        ``server.notify_elicitation_complete(session_id, elicitation_id)``."""
+        return getattr(self.session.streams, "session_id", None) or None
+
+    @property
     def client_capabilities(self) -> dict[str, Any]:
         return self._scope.client_capabilities
 

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal, TypeVar
 
 import anyio
 
+from elicitkit.backplane.base import Backplane
 from elicitkit.elicitation.results import ElicitationResult
 from elicitkit.protocol import tasks as wire_tasks
 from elicitkit.protocol.errors import RESOURCE_NOT_FOUND, MCPError
@@ -29,7 +31,7 @@ from elicitkit.server.lowlevel import LowLevelServer
 from elicitkit.server.prompts import Prompt, make_prompt
 from elicitkit.server.resolvers import Resolve, build_graph
 from elicitkit.server.resources import Resource, ResourceTemplate, make_resource
-from elicitkit.server.rounds.sealing import StateCodec, default_codec
+from elicitkit.server.rounds.sealing import AeadStateCodec, SpentStates, StateCodec, default_codec
 from elicitkit.server.scope import RequestScope, current_scope
 from elicitkit.server.session import ServerSession
 from elicitkit.server.tasks.serving import TaskMode, TaskOptions, TaskSupport
@@ -64,13 +66,17 @@ class Server(LowLevelServer):
         max_questions: int = LowLevelServer.max_questions,
         principal: Callable[[Context], str | None] | None = None,
         task_store: TaskStore | None = None,
+        backplane: Backplane | None = None,
     ) -> None:
         """``max_questions``: the most questions one request may ask (each re-ask counts); past it
         the call ends with an error naming the cap. ``principal``: who a request acts for (say,
         the user behind its token); 2026 ``requestState`` is bound to it, so a state sealed for
         one principal is refused for another. ``task_store``: where tasks (``@tool(task=...)``)
         live; default a SQLite file at ``$ELICITKIT_TASK_DB`` or under the user's state directory,
-        opened only when the first task is made (pass ``InMemoryTaskStore()`` for tests)."""
+        opened only when the first task is made (pass ``InMemoryTaskStore()`` for tests).
+        ``backplane``: what the instances of a fleet share over Streamable HTTP (sessions, their
+        streams, broadcasts; see ``docs/fleet.md``): ``RedisBackplane.from_url(url)``. Default:
+        one from ``$ELICITKIT_REDIS_URL`` when HTTP serving starts, else none (one process)."""
         super().__init__(name, version, title=title, instructions=instructions)
         if max_questions < 1:
             raise ValueError("max_questions must be at least 1")
@@ -90,6 +96,9 @@ class Server(LowLevelServer):
         self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
         self.tasks = TaskSupport(self, task_store)
         self.listeners = Listeners()  # open subscriptions/listen streams (2026)
+        self.backplane: Backplane | None = None
+        if backplane is not None:
+            self.use_backplane(backplane)
         handlers = {
             "tools/list": methods.list_tools,
             "tools/call": methods.call_tool,
@@ -302,23 +311,96 @@ class Server(LowLevelServer):
                 logger.debug("could not notify a session of %s", method)
 
     async def notify_tools_changed(self) -> None:
-        self.listeners.publish("notifications/tools/list_changed")
-        await self._broadcast("notifications/tools/list_changed")
+        await self._notify_everywhere("notifications/tools/list_changed", None)
 
     async def notify_prompts_changed(self) -> None:
-        self.listeners.publish("notifications/prompts/list_changed")
-        await self._broadcast("notifications/prompts/list_changed")
+        await self._notify_everywhere("notifications/prompts/list_changed", None)
 
     async def notify_resources_changed(self) -> None:
-        self.listeners.publish("notifications/resources/list_changed")
-        await self._broadcast("notifications/resources/list_changed")
+        await self._notify_everywhere("notifications/resources/list_changed", None)
 
     async def notify_resource_updated(self, uri: str) -> None:
         """Tell every session subscribed to ``uri`` that it changed (and every listen stream that asked)."""
-        self.listeners.publish("notifications/resources/updated", {"uri": uri})
-        subscribed = [s for s in self.live_sessions() if uri in s.subscriptions]
-        if subscribed:
-            await self._broadcast("notifications/resources/updated", {"uri": uri}, only=subscribed)
+        await self._notify_everywhere("notifications/resources/updated", {"uri": uri})
+
+    async def _notify_everywhere(self, method: str, params: dict[str, Any] | None) -> None:
+        """Here, and on every other instance of the fleet (if there is one)."""
+        await self._notify_here(method, params)
+        backplane = self.backplane
+        if backplane is not None and backplane.shared:
+            try:
+                await backplane.broadcast(method, params)
+            except Exception as exc:  # the fleet is unreachable: this instance's clients were told
+                logger.warning("could not tell the other instances %s: %s", method, exc)
+
+    async def _notify_here(self, method: str, params: dict[str, Any] | None) -> None:
+        """A list change or resource update to this process's sessions and listen streams."""
+        self.listeners.publish(method, params)
+        if method == "notifications/resources/updated":
+            uri = (params or {}).get("uri")
+            subscribed = [s for s in self.live_sessions() if uri in s.subscriptions]
+            if subscribed:
+                await self._broadcast(method, params, only=subscribed)
+            return
+        await self._broadcast(method, params)
+
+    async def notify_session(self, session_id: str, method: str, params: dict[str, Any] | None = None) -> bool:
+        """Send a notification to the Streamable HTTP session ``session_id`` (2025 eras), whichever
+        instance of the fleet holds it; False if no live session has that id.
+
+        For what happens outside a request: a payment webhook (on any instance) finishing a URL
+        question sends ``notifications/elicitation/complete`` this way. It goes on the session's
+        standalone GET stream.
+        """
+        backplane = self.backplane
+        if backplane is None:
+            return False
+        message = {"jsonrpc": "2.0", "method": method, **({"params": params} if params is not None else {})}
+        return await backplane.notify_session(session_id, message)
+
+    async def notify_elicitation_complete(self, session_id: str, elicitation_id: str) -> bool:
+        """``notifications/elicitation/complete`` for a URL question of session ``session_id``
+        (see :meth:`notify_session`): the client may retry what needed it."""
+        return await self.notify_session(
+            session_id, "notifications/elicitation/complete", {"elicitationId": elicitation_id}
+        )
+
+    # ------------------------------------------------------------------ a fleet
+
+    def use_backplane(self, backplane: Backplane) -> None:
+        """Share sessions, tasks and spent rounds with the other instances through ``backplane``.
+
+        A Redis backplane also brings its task store and single-use round store, unless this
+        server was given its own: a task store passed to the constructor is kept, and so is a
+        spent-round store other than the in-process :class:`SpentStates`.
+        """
+        self.backplane = backplane
+        backplane.on_broadcast(self._notify_here)
+        if not backplane.shared:
+            return
+        task_store = getattr(backplane, "task_store", None)
+        if task_store is not None and self.tasks._owns_store and self.tasks._store is None:
+            self.tasks._store = _shared_store(task_store)
+        spent_states = getattr(backplane, "spent_states", None)
+        codec = self.state_codec
+        if spent_states is not None and isinstance(codec, AeadStateCodec) and type(codec.spent) is SpentStates:
+            codec.spent = _shared_store(spent_states) or codec.spent
+
+    def http_backplane(self) -> Backplane:
+        """The backplane HTTP serving uses: the one given, else one on ``$ELICITKIT_REDIS_URL``,
+        else an in-process one (notify_session still finds this process's sessions)."""
+        if self.backplane is None:
+            url = os.environ.get("ELICITKIT_REDIS_URL")
+            if url:
+                from elicitkit.backplane.redis_backplane import RedisBackplane
+
+                self.use_backplane(RedisBackplane.from_url(url))
+            else:
+                from elicitkit.backplane.local import InProcessBackplane
+
+                self.use_backplane(InProcessBackplane())
+        assert self.backplane is not None
+        return self.backplane
 
     # ------------------------------------------------------------------ serving requests
 
@@ -414,6 +496,17 @@ class Server(LowLevelServer):
     def run(self, transport: Literal["stdio", "http"] = "stdio", **kwargs: Any) -> None:
         """Serve until the client goes away (stdio) or until SIGINT/SIGTERM; see :meth:`run_async`."""
         anyio.run(lambda: self.run_async(transport, **kwargs))
+
+
+def _shared_store(make: Callable[[], Any]) -> Any:
+    """A backplane's shared store, or None if this build lacks its module (then the default stays)."""
+    try:
+        return make()
+    except ModuleNotFoundError as exc:
+        if not (exc.name or "").startswith("elicitkit.backplane."):
+            raise
+        logger.warning("the backplane's %s is not available; keeping this process's own", exc.name)
+        return None
 
 
 async def _drop(message: JSON, related: Any = None) -> None:

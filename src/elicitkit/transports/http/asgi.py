@@ -15,7 +15,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from elicitkit.protocol.errors import INVALID_REQUEST, MCPError
 from elicitkit.protocol.framing import sse_event
@@ -36,6 +37,7 @@ from elicitkit.protocol.jsonrpc import (
     InvalidMessage,
     Message,
     Request,
+    RequestId,
     decode,
     parse,
 )
@@ -68,6 +70,10 @@ from elicitkit.transports.http.sessions import (
 )
 from elicitkit.transports.http.streams import Stream, decided, is_decided, parse_event_id
 
+if TYPE_CHECKING:
+    from elicitkit.backplane.base import Backplane
+    from elicitkit.transports.http.fleet import Fleet
+
 _QUICK_ANSWER_SECONDS = 0.25
 
 
@@ -86,7 +92,10 @@ class StreamableHTTPHandler:
         retention_seconds: float = 300.0,
         session_idle_timeout: float | None = DEFAULT_SESSION_IDLE_TIMEOUT,
         max_sessions: int | None = DEFAULT_MAX_SESSIONS,
+        backplane: Backplane | None = None,
     ) -> None:
+        """``backplane``: what a fleet of instances shares (see ``docs/fleet.md``); None or an
+        in-process one: a single process, and no fleet code runs on a request's path."""
         self.server = server
         self.json_response = json_response
         self.guard = OriginGuard(dns_rebinding_protection, allowed_hosts, allowed_origins)
@@ -94,10 +103,27 @@ class StreamableHTTPHandler:
         self.table = SessionTable(server, max_message_bytes=max_message_bytes, retention_seconds=retention_seconds)
         self.table.idle_timeout = session_idle_timeout
         self.table.max_sessions = max_sessions
+        self.backplane = backplane
+        # Set only when instances share sessions: every fleet path starts with ``if self.fleet``.
+        self.fleet: Fleet | None = None
+        if backplane is not None:
+            from elicitkit.transports.http.fleet import Fleet
 
-    def run(self) -> contextlib.AbstractAsyncContextManager[None]:
-        """Hold the task group the sessions run in (the app's lifespan enters this)."""
-        return self.table.run()
+            fleet = Fleet(backplane, self.table)
+            self.fleet = fleet if backplane.shared else None
+
+    @contextlib.asynccontextmanager
+    async def run(self) -> AsyncIterator[None]:
+        """Hold the task group the sessions run in, and the backplane (the app's lifespan enters this)."""
+        async with self.table.run():
+            if self.backplane is None:
+                yield
+                return
+            await self.backplane.start()
+            try:
+                yield
+            finally:
+                await self.backplane.stop()
 
     # -- ASGI -----------------------------------------------------------------------
 
@@ -195,6 +221,8 @@ class StreamableHTTPHandler:
             found = self.table.get(headers.get(SESSION_HEADER))
             if found is None:
                 session_id = headers.get(SESSION_HEADER) or ""
+                if self.fleet is not None and session_id:  # held by another instance, maybe
+                    return await self._relay_request(send, session_id, headers, obj, message.id)
                 await send_error(send, 404, INVALID_REQUEST, self.table.missing_reason(session_id), message.id)
                 return None
             hs = found
@@ -207,6 +235,26 @@ class StreamableHTTPHandler:
         await hs.session.feed(obj, inbound)
         return hs, stream, False
 
+    async def _relay_request(
+        self, send: ASGISend, session_id: str, headers: dict[str, str], obj: JSON, request_id: RequestId
+    ) -> tuple[HTTPSession, Stream, bool] | None:
+        """A request for a session another instance owns: relay it, answer from its events."""
+        assert self.fleet is not None
+        relayed = await self.fleet.forward_request(session_id, headers.get("mcp-protocol-version"), obj, request_id)
+        if type(relayed) is int:
+            await self._relay_refused(send, relayed, session_id, request_id)
+            return None
+        relay, stream = relayed  # type: ignore[misc]
+        return relay, stream, False  # type: ignore[return-value]  # a RemoteSession answers like one
+
+    async def _relay_refused(
+        self, send: ASGISend, status: int, session_id: str, request_id: RequestId | None = None
+    ) -> None:
+        if status == 404:
+            await send_error(send, 404, INVALID_REQUEST, self.table.missing_reason(session_id), request_id)
+        else:
+            await send_error(send, status, INVALID_REQUEST, "the fleet cannot reach this session now; try again")
+
     async def _post_other(self, message: Message, obj: JSON, headers: dict[str, str], send: ASGISend) -> None:
         """A notification or response: to its handshake session, or (2026) accepted and dropped."""
         inbound = classify_other(getattr(message, "params", None), headers)
@@ -217,6 +265,13 @@ class StreamableHTTPHandler:
             session_id = headers.get(SESSION_HEADER) or ""
             hs = self.table.get(session_id)
             if hs is None:
+                if self.fleet is not None and session_id:
+                    status = await self.fleet.forward_other(session_id, obj)
+                    if status != 202:
+                        await self._relay_refused(send, status, session_id)
+                        return
+                    await send_accepted(send)
+                    return
                 await send_error(send, 404, INVALID_REQUEST, self.table.missing_reason(session_id))
                 return
             await hs.session.feed(obj)
@@ -267,7 +322,8 @@ class StreamableHTTPHandler:
             await send({"type": "http.response.body", "body": b""})
             return None
         first = stream.events[0] if stream.events else None  # None: closed early, so SSE with a priming event
-        if self.json_response and first is not None and first[2]:
+        # (a relayed request the owner refused answers with the owner's status, as JSON)
+        if first is not None and first[2] and (self.json_response or (stream.status != 200 and not modern)):
             hs.drop_stream(stream)
             await send(
                 {
@@ -356,6 +412,9 @@ class StreamableHTTPHandler:
         session_id = headers.get("mcp-session-id")
         hs = self.table.get(session_id)
         if hs is None:
+            if self.fleet is not None and session_id:
+                await self._relay_get(receive, send, session_id, headers)
+                return
             await self._no_session(send, session_id)
             return
         last = headers.get("last-event-id")
@@ -378,12 +437,46 @@ class StreamableHTTPHandler:
         await send({"type": "http.response.body", "body": b": stream open\n\n", "more_body": True})
         await self._pump(hs, stream, cursor, receive, send, with_ids=True)
 
+    async def _relay_get(self, receive: Receive, send: ASGISend, session_id: str, headers: dict[str, str]) -> None:
+        """A GET for a session another instance owns: its recorded events, then the live ones."""
+        assert self.fleet is not None
+        last = headers.get("last-event-id")
+        event = parse_event_id(last) if last is not None else None
+        if last is not None and event is None:
+            await send_error(send, 404, INVALID_REQUEST, f"cannot resume from event {last[:80]!r}")
+            return
+        key, cursor = event if event is not None else ("g", None)
+        opened = await self.fleet.open_stream(session_id, headers.get("mcp-protocol-version"), key, cursor)
+        if type(opened) is int:
+            if opened == 404 and last is not None:
+                await send_error(send, 404, INVALID_REQUEST, f"cannot resume from event {last[:80]!r}")
+            else:
+                await self._relay_refused(send, opened, session_id)
+            return
+        relay, stream = opened  # type: ignore[misc]
+        session_header = (b"mcp-session-id", session_id.encode())
+        await send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, session_header]})
+        await send({"type": "http.response.body", "body": b": stream open\n\n", "more_body": True})
+        try:
+            start = stream.next_seq - 1 if cursor is None else cursor
+            await self._pump(relay, stream, start, receive, send, with_ids=True)  # type: ignore[arg-type]
+        finally:
+            relay.drop_stream(stream)
+            stream.end_silently()  # nobody reads this copy any more (a retire watcher may wait on it)
+
     # -- DELETE ---------------------------------------------------------------------
 
     async def _delete(self, send: ASGISend, headers: dict[str, str]) -> None:
         session_id = headers.get("mcp-session-id")
         hs = self.table.pop(session_id)
         if hs is None:
+            if self.fleet is not None and session_id:
+                status = await self.fleet.forward_delete(session_id)
+                if status == 200:
+                    await send_plain(send, 200, "")
+                else:
+                    await self._relay_refused(send, status, session_id)
+                return
             await self._no_session(send, session_id)
             return
         hs.closed.set()

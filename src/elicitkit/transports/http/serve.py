@@ -52,7 +52,7 @@ def create_app(server: Endpoint, *, path: str = "/mcp", **options: Any) -> Starl
     from starlette.applications import Starlette
     from starlette.routing import BaseRoute, Mount, Route
 
-    handler = StreamableHTTPHandler(server, **options)
+    handler = StreamableHTTPHandler(server, **_with_backplane(server, options))
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -150,7 +150,17 @@ async def _nothing() -> None:
 
 
 def _serving_app(server: Endpoint, path: str, options: dict[str, Any]) -> _Endpoint:
-    return _Endpoint(StreamableHTTPHandler(server, **options), path)
+    return _Endpoint(StreamableHTTPHandler(server, **_with_backplane(server, options)), path)
+
+
+def _with_backplane(server: Endpoint, options: dict[str, Any]) -> dict[str, Any]:
+    """The server's backplane (``Server(backplane=...)`` or ``$ELICITKIT_REDIS_URL``) unless the
+    caller named one."""
+    if "backplane" not in options:
+        chosen = getattr(server, "http_backplane", None)
+        if chosen is not None:
+            return {**options, "backplane": chosen()}
+    return options
 
 
 # -- read timeouts ----------------------------------------------------------------------------

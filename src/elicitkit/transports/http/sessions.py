@@ -18,7 +18,7 @@ import logging
 import math
 import secrets
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
 import anyio
@@ -139,6 +139,10 @@ class SessionTable:
         self.clock = time.monotonic()
         self._opening = 0
         self._expired: dict[str, None] = {}  # recently expired ids, oldest first
+        # A fleet (transports/http/fleet.py) makes its own sessions and registers them.
+        self.make_session: Callable[[str], HTTPSession] = HTTPSession
+        self.on_open: Callable[[HTTPSession], Awaitable[None]] | None = None
+        self.on_end: Callable[[HTTPSession], None] | None = None
 
     def get(self, session_id: str | None) -> HTTPSession | None:
         hs = self.sessions.get(session_id) if session_id else None
@@ -187,12 +191,14 @@ class SessionTable:
 
     async def new_session(self, *, register: bool = True, stateless: bool = False) -> HTTPSession:
         tg = await self._ensure_running()
-        hs = HTTPSession(secrets.token_urlsafe(24) if register else "")
+        hs = self.make_session(secrets.token_urlsafe(24)) if register else HTTPSession("")
         hs.session = self.server.create_session(
             hs.route, max_message_bytes=self.max_message_bytes, streams=hs, stateless=stateless
         )
         await tg.start(self._session_main, hs)
         if register:
+            if self.on_open is not None:
+                await self.on_open(hs)
             self.sessions[hs.session_id] = hs
         return hs
 
@@ -293,6 +299,8 @@ class SessionTable:
             await hs.closed.wait()
             hs.session.close("session terminated")
         self.sessions.pop(hs.session_id, None)
+        if self.on_end is not None and hs.session_id:
+            self.on_end(hs)
 
     async def stateless_session(self) -> HTTPSession:
         """The one session every 2026 request goes through (ids are remapped per request)."""

@@ -1,0 +1,148 @@
+"""The backplane: what the instances of one fleet share, behind one small interface.
+
+A transport with sessions (Streamable HTTP on the 2025 eras) keeps each session in the memory
+of the instance that opened it: its *owner*. Behind a round-robin balancer the next request of
+that session lands anywhere, so an instance must be able to ask "who owns this session?", hand
+the owner a message and carry the owner's reply back to its client. That is all a backplane
+does, in transport-neutral terms:
+
+- a **registry**: which live instance owns a session (:meth:`Backplane.claim`,
+  :meth:`~Backplane.owner`, :meth:`~Backplane.release`); instances prove they are alive with a
+  heartbeat, so a dead owner's sessions stop resolving;
+- **messages** to one instance's inbox (:meth:`~Backplane.send`), received by the transport
+  :meth:`attached <Backplane.attach>` to it (an :class:`Inbox`);
+- **event streams**: the events of one session's stream, recorded with bounded retention
+  (:meth:`~Backplane.record`) so any instance can replay them (:meth:`~Backplane.replay`) and
+  follow the live ones (:meth:`~Backplane.follow`);
+- **broadcasts** to every other instance (list changes, resource updates).
+
+:class:`~elicitkit.backplane.local.InProcessBackplane` is the default: one process, nothing to
+share, and the transports never call it on a request's path (``shared`` is False).
+:class:`~elicitkit.backplane.redis.RedisBackplane` is the fleet.
+
+This package sits beside the transports: it imports nothing from ``elicitkit.server`` or
+``elicitkit.client`` and knows nothing of MCP methods beyond the JSON they travel in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, Protocol
+
+from elicitkit.protocol.jsonrpc import JSON
+
+# One event of a recorded stream: (seq, payload or error body, kind). Kinds:
+EVENT = "e"  # a message of the stream; ``final`` in the flags: the request's response
+FINAL = "f"  # the request's response: the last event
+END = "x"  # the request ended without a response (cancelled, or its session ended)
+DETACH = "d"  # the owner ends the live connection; the client resumes (payload: retry ms)
+REJECT = "r"  # the owner refused the forwarded request (payload: the JSON error; seq: HTTP status)
+ATTACHED = "a"  # the owner publishes a stream it held alone, from the cursor asked for on
+
+Event = tuple[int, bytes, str]
+Broadcast = Callable[[str, "dict[str, Any] | None"], Awaitable[None]]
+
+
+class Inbox(Protocol):
+    """What an instance does with what other instances send it (the HTTP endpoint implements it)."""
+
+    async def receive(self, message: JSON) -> None:
+        """A message from another instance, already authenticated."""
+        ...
+
+    async def deliver(self, session_id: str, message: JSON) -> bool:
+        """Put a server-to-client message on a local session's stream; False: not a session of ours."""
+        ...
+
+    def lost_contact(self) -> None:
+        """The backplane lost its shared store: end what depended on it (in-flight forwarded calls)."""
+        ...
+
+    def owners_gone(self, owners: Iterable[str]) -> None:
+        """These instances stopped their heartbeat: their sessions are gone."""
+        ...
+
+
+class Following(Protocol):
+    """A live subscription to one recorded stream; :meth:`close` ends it."""
+
+    def close(self) -> None: ...
+
+
+class Backplane:
+    """What the instances of a fleet share (see the module docstring).
+
+    The base class is the in-process behaviour (nothing shared, nothing to do); an
+    implementation for a fleet overrides every method and sets ``shared``.
+    """
+
+    #: False: a single process; transports skip every fleet path (no cost on a request's path).
+    shared: bool = False
+    #: This instance's name in the registry.
+    instance_id: str = "local"
+
+    _inbox: Inbox | None = None
+    _on_broadcast: Broadcast | None = None
+
+    def attach(self, inbox: Inbox) -> None:
+        """The transport that owns this instance's sessions; it receives forwarded messages."""
+        self._inbox = inbox
+
+    def on_broadcast(self, callback: Broadcast) -> None:
+        """Who runs a broadcast from another instance here (the server: its local notifications)."""
+        self._on_broadcast = callback
+
+    async def start(self) -> None:
+        """Connect and start the heartbeat (idempotent)."""
+
+    async def stop(self) -> None:
+        """Stop the heartbeat and disconnect; this instance's sessions stop resolving."""
+
+    # -- the registry ----------------------------------------------------------------------
+
+    async def claim(self, session_id: str) -> None:
+        """Record that this instance owns ``session_id``."""
+
+    def release(self, session_id: str) -> None:
+        """``session_id`` ended here (fire and forget)."""
+
+    async def owner(self, session_id: str) -> str | None:
+        """The live instance that owns ``session_id``, or None (unknown, ended, or its owner died)."""
+        return None
+
+    # -- messages --------------------------------------------------------------------------
+
+    async def send(self, instance_id: str, message: JSON) -> bool:
+        """Deliver ``message`` to ``instance_id``'s inbox; False if that instance is not listening."""
+        return False
+
+    async def notify_session(self, session_id: str, message: JSON) -> bool:
+        """A server-to-client notification for ``session_id``, wherever its owner is; False: no such session."""
+        if self._inbox is not None and await self._inbox.deliver(session_id, message):
+            return True
+        owner = await self.owner(session_id)
+        if owner is None or owner == self.instance_id:
+            return False
+        return await self.send(owner, {"k": "note", "sid": session_id, "body": message})
+
+    async def broadcast(self, method: str, params: dict[str, Any] | None) -> None:
+        """Run ``method`` (a notification to every session) on every other instance."""
+
+    # -- event streams ----------------------------------------------------------------------
+
+    def record(self, session_id: str, key: str, event: Event) -> None:
+        """Keep ``event`` of stream ``key`` for replay and tell its followers (fire and forget, in order)."""
+
+    async def replay(self, session_id: str, key: str, after: int) -> list[Event] | None:
+        """The recorded events of stream ``key`` after seq ``after``; None: nothing recorded."""
+        return None
+
+    async def follow(self, session_id: str, key: str, on_event: Callable[[Event], None]) -> Following:
+        """Call ``on_event`` for each event recorded from now on (until closed)."""
+        raise NotImplementedError("an in-process backplane has no other instance to follow")
+
+    def watch(self, owner: str) -> None:
+        """Check ``owner``'s heartbeat while this instance relays for it (see :meth:`Inbox.owners_gone`)."""
+
+    def unwatch(self, owner: str) -> None:
+        """No more relays for ``owner``."""

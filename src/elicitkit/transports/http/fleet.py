@@ -1,0 +1,450 @@
+"""Streamable HTTP sessions shared by a fleet: any instance serves any session.
+
+A legacy session lives on the instance that opened it (its *owner*). When a request names a
+session this instance does not hold, the endpoint asks the backplane who owns it and relays:
+
+- a **request**: this instance follows a new stream of the session (a key it picks), hands the
+  owner the request, and answers its client from the events the owner records (JSON or SSE,
+  exactly as if the session were here);
+- a **response or notification** (the answer to a question, a cancel): handed to the owner, 202;
+- a **GET** with ``Last-Event-ID``: the recorded events after it, then the live ones (a stream
+  the owner answered itself was never recorded: the owner then publishes it from memory, from
+  that event on); without it, the session's standalone stream from now on;
+- a **DELETE**: the owner ends the session.
+
+On the owner, a session is a :class:`FleetSession`. A request that landed on the owner costs
+nothing more than in a single process: its stream stays in memory. A stream opened for another
+instance (*remote*) and the standalone stream record every event (published to whoever
+follows, and kept a while for resumption); a remote stream is dropped once its last event is out.
+
+Failure: an owner that stops its heartbeat is dead; every relay for it ends with an error, and
+its sessions get 404 (clients start a new one). Losing Redis ends the relays too; on the owner,
+requests whose events could no longer reach their client are cancelled, so no question waits
+for an answer that cannot come.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from elicitkit.backplane.base import ATTACHED, DETACH, END, EVENT, FINAL, REJECT, Backplane, Event, Following
+from elicitkit.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, MCPError
+from elicitkit.protocol.inbound import HANDSHAKE
+from elicitkit.protocol.jsonrpc import JSON, ErrorResponse, RequestId, encode
+from elicitkit.transports.http.sessions import HTTPSession, SessionTable
+from elicitkit.transports.http.streams import Stream
+
+logger = logging.getLogger("elicitkit.fleet")
+
+UNKNOWN_SESSION = "unknown or terminated session; start a new one with initialize (no Mcp-Session-Id)"
+OWNER_GONE = "the server instance holding this session stopped; start a new session with initialize"
+_OWNER_CACHE = 100_000  # remembered session owners (cleared when full)
+_ATTACH_TIMEOUT = 5.0  # seconds an owner has to answer an attach
+REDIS_GONE = "the fleet lost its shared store (Redis) during this call; try again"
+
+
+# ----------------------------------------------------------------------------- the owner's side
+
+
+class RecordedStream(Stream):
+    """A stream of a session in a fleet: its events are recorded for other instances."""
+
+    __slots__ = ("owner", "remote")
+
+    def __init__(self, key: str, request_id: RequestId | None, owner: FleetSession, remote: bool) -> None:
+        super().__init__(key, request_id)
+        self.owner = owner
+        self.remote = remote  # opened for another instance, which answers the client
+
+    def push(self, payload: bytes, final: bool) -> None:
+        seq = self.next_seq
+        super().push(payload, final)
+        owner = self.owner
+        owner.backplane.record(owner.session_id, self.key, (seq, payload, FINAL if final else EVENT))
+        if final and self.remote:
+            owner.drop_stream(self)
+
+    def end_silently(self) -> None:
+        was_done = self.done
+        super().end_silently()
+        if self.remote and not was_done:
+            owner = self.owner
+            owner.backplane.record(owner.session_id, self.key, (self.next_seq, b"", END))
+            owner.drop_stream(self)
+
+
+@dataclass(eq=False)
+class FleetSession(HTTPSession):
+    """A session owned by this instance, whose streams other instances may relay."""
+
+    backplane: Backplane = field(default=None)  # type: ignore[assignment]  # always given
+
+    def __post_init__(self) -> None:
+        self.standalone = RecordedStream("g", None, self, False)
+        self.by_key["g"] = self.standalone
+
+    def open_stream(self, request_id: RequestId, key: str | None = None, remote: bool = False) -> Stream:
+        if not remote:  # the client is here: a plain stream, nothing recorded (see Fleet._attach)
+            return super().open_stream(request_id)
+        assert key is not None
+        stream = RecordedStream(key, request_id, self, True)
+        self.streams[request_id] = stream
+        self.by_key[key] = stream
+        return stream
+
+    def close_stream(self, request_id: RequestId, retry_ms: int) -> bool:
+        stream = self.streams.get(request_id)
+        if isinstance(stream, RecordedStream) and stream.remote and not stream.done:
+            self.backplane.record(self.session_id, stream.key, (stream.next_seq, str(retry_ms).encode(), DETACH))
+            return True
+        return super().close_stream(request_id, retry_ms)
+
+
+# ----------------------------------------------------------------------------- a relaying instance
+
+
+class _RemotePort:
+    """The little of a session the endpoint asks of one it relays for."""
+
+    __slots__ = ("protocol_version",)
+
+    def __init__(self, protocol_version: str | None) -> None:
+        self.protocol_version = protocol_version
+
+    def cancel(self, request_id: RequestId) -> None:  # only 2026 requests are cancelled this way
+        """Never called: a relayed session is a 2025-era one."""
+
+
+_NO_STREAM = Stream("", None)  # a relay's "standalone stream" when it relays a request's stream
+
+
+class RemoteSession:
+    """One stream of a session another instance owns, as this instance relays it to its client."""
+
+    __slots__ = ("_buffer", "attached", "fleet", "following", "owner", "session", "session_id", "standalone", "stream")
+
+    def __init__(self, fleet: Fleet, session_id: str, owner: str, protocol_version: str | None) -> None:
+        self.fleet = fleet
+        self.session_id = session_id
+        self.owner = owner
+        self.session = _RemotePort(protocol_version)
+        self.standalone = _NO_STREAM
+        self.stream: Stream | None = None
+        self.following: Following | None = None
+        self._buffer: list[Event] | None = None  # live events that came while the history was read
+        self.attached: asyncio.Future[bool] | None = None  # the owner's answer to an attach
+
+    async def follow(self, stream: Stream, *, buffer: bool = False) -> None:
+        self.stream = stream
+        self._buffer = [] if buffer else None
+        self.following = await self.fleet.backplane.follow(self.session_id, stream.key, self.on_event)
+        self.fleet.relays.add(self)
+        self.fleet.backplane.watch(self.owner)
+
+    def on_event(self, event: Event) -> None:
+        stream = self.stream
+        if stream is None or stream.done:
+            return
+        if self.attached is not None and event[2] in (ATTACHED, REJECT):
+            if not self.attached.done():
+                self.attached.set_result(event[2] == ATTACHED)
+            return
+        if self._buffer is not None and event[2] in (EVENT, FINAL):
+            self._buffer.append(event)
+            return
+        self.apply(stream, event)
+
+    def apply(self, stream: Stream, event: Event) -> None:
+        seq, payload, kind = event
+        if kind in (EVENT, FINAL):
+            if seq < stream.next_seq:
+                return  # seen already (history and live overlap)
+            stream.next_seq = seq
+            stream.push(payload, kind == FINAL)
+        elif kind == END:
+            stream.end_silently()
+        elif kind == DETACH:
+            stream.detach_retry_ms = int(payload or b"0")
+            stream.notify()
+        elif kind == REJECT:
+            stream.status = seq
+            stream.push(payload, True)
+        else:  # "lost": the backplane lost Redis
+            self.fail(REDIS_GONE)
+
+    def flush(self, history: Iterable[Event]) -> None:
+        """The recorded events after the cursor, then what came live meanwhile, in order."""
+        stream = self.stream
+        assert stream is not None
+        buffered, self._buffer = self._buffer or [], None
+        for event in [*history, *buffered]:
+            if stream.done:
+                break
+            self.apply(stream, event)
+
+    def fail(self, why: str) -> None:
+        """End the relayed stream: its request gets an error (or a standalone stream just ends)."""
+        stream = self.stream
+        if stream is None or stream.done:
+            return
+        if stream.request_id is not None:
+            error = MCPError(INTERNAL_ERROR, why, {"sessionLost": self.session_id})
+            stream.push(encode(ErrorResponse(stream.request_id, error).to_wire()), True)
+        else:
+            stream.end_silently()
+
+    def drop_stream(self, stream: Stream) -> None:
+        """The endpoint is done with the stream: stop following it."""
+        following, self.following = self.following, None
+        if following is not None:
+            following.close()
+            self.fleet.relays.discard(self)
+            self.fleet.backplane.unwatch(self.owner)
+
+
+# ----------------------------------------------------------------------------- the glue
+
+
+class Fleet:
+    """An endpoint's part in a fleet: its inbox (the owner's side) and its relays."""
+
+    def __init__(self, backplane: Backplane, table: SessionTable) -> None:
+        self.backplane = backplane
+        self.table = table
+        self.relays: set[RemoteSession] = set()
+        self._keys = itertools.count(1)
+        self._owners: dict[str, str] = {}  # session -> owner, as last looked up (an owner never changes)
+        backplane.attach(self)
+        if backplane.shared:
+            table.make_session = self._make_session
+            table.on_open = self._opened
+            table.on_end = self._ended
+
+    def _make_session(self, session_id: str) -> HTTPSession:
+        return FleetSession(session_id, backplane=self.backplane)
+
+    async def _opened(self, hs: HTTPSession) -> None:
+        try:
+            await self.backplane.claim(hs.session_id)
+        except Exception as exc:  # Redis down: the session works here; the heartbeat registers it later
+            logger.warning("could not register session %s in the fleet: %s", hs.session_id[:8], exc)
+
+    def _ended(self, hs: HTTPSession) -> None:
+        self.backplane.release(hs.session_id)
+
+    # -- the inbox: what other instances send this one ----------------------------------
+
+    async def receive(self, message: JSON) -> None:
+        kind, session_id = message.get("k"), message.get("sid")
+        if not isinstance(session_id, str):
+            return
+        if kind == "req":
+            await self._request(session_id, message.get("key"), message.get("body"))
+        elif kind == "feed":
+            hs = self.table.get(session_id)
+            if hs is not None and isinstance(message.get("body"), dict):
+                await hs.session.feed(message["body"])
+        elif kind == "del":
+            hs = self.table.pop(session_id)
+            if hs is not None:
+                hs.closed.set()
+        elif kind == "note" and isinstance(message.get("body"), dict):
+            await self.deliver(session_id, message["body"])
+        elif kind == "attach":
+            self._attach(session_id, message.get("key"), message.get("after"))
+
+    def _attach(self, session_id: str, key: object, after: object) -> None:
+        """Another instance resumes a stream this one answered itself: publish it from ``after`` on."""
+        if not isinstance(key, str) or not isinstance(after, int):
+            return
+        hs = self.table.get(session_id)
+        stream = hs.by_key.get(key) if hs is not None else None
+        if hs is None or stream is None:
+            self.backplane.record(session_id, key, (404, b"", REJECT))
+            return
+        self.backplane.record(session_id, key, (0, b"", ATTACHED))
+        if isinstance(stream, RecordedStream):  # recorded already: its followers get every event
+            for seq, payload, final in stream.after(after):
+                self.backplane.record(session_id, key, (seq, payload, FINAL if final else EVENT))
+            return
+        tg = self.table._tg
+        if tg is not None:
+            tg.start_soon(self._mirror, session_id, stream, after, name="elicitkit.fleet.mirror")
+
+    async def _mirror(self, session_id: str, stream: Stream, cursor: int) -> None:
+        """Publish a plain stream's events from ``cursor`` until its end (an attached resumption)."""
+        record = self.backplane.record
+        stream.listeners += 1
+        try:
+            while True:
+                for seq, payload, final in stream.after(cursor):
+                    record(session_id, stream.key, (seq, payload, FINAL if final else EVENT))
+                    cursor = seq
+                    if final:
+                        return
+                if stream.done:
+                    record(session_id, stream.key, (stream.next_seq, b"", END))
+                    return
+                await stream.wait()
+        finally:
+            stream.listeners -= 1
+
+    async def _request(self, session_id: str, key: object, body: object) -> None:
+        if not isinstance(key, str) or not isinstance(body, dict):
+            return
+        hs = self.table.get(session_id)
+        request_id = body.get("id")
+        if not isinstance(hs, FleetSession):
+            error = ErrorResponse(request_id, MCPError(INVALID_REQUEST, self.table.missing_reason(session_id)))
+            self.backplane.record(session_id, key, (404, encode(error.to_wire()), REJECT))
+            return
+        if request_id in hs.streams:
+            error = ErrorResponse(request_id, MCPError(INVALID_REQUEST, f"request id {request_id!r} is already in use"))
+            self.backplane.record(session_id, key, (400, encode(error.to_wire()), REJECT))
+            return
+        hs.open_stream(request_id, key, remote=True)  # type: ignore[arg-type]
+        await hs.session.feed(body, HANDSHAKE)
+
+    async def deliver(self, session_id: str, message: JSON) -> bool:
+        hs = self.table.sessions.get(session_id)
+        if hs is None:
+            return False
+        await hs.route(message, None)
+        return True
+
+    def lost_contact(self) -> None:
+        """Redis is gone: end every call in flight here with an error.
+
+        Its question's answer may be posted to any instance, and none can reach this one now: a
+        call left waiting would wait forever. Streams relayed elsewhere cannot reach their
+        client at all. Sessions themselves go on; new calls work once Redis is back.
+        """
+        for hs in list(self.table.sessions.values()):
+            for stream in list(hs.streams.values()):
+                if stream.done or stream.request_id is None:
+                    continue
+                error = MCPError(INTERNAL_ERROR, REDIS_GONE)
+                stream.push(encode(ErrorResponse(stream.request_id, error).to_wire()), True)
+                hs.session.cancel(stream.request_id)
+
+    def owners_gone(self, owners: Iterable[str]) -> None:
+        dead = set(owners)
+        self._owners = {sid: owner for sid, owner in self._owners.items() if owner not in dead}
+        for relay in list(self.relays):
+            if relay.owner in dead:
+                relay.fail(OWNER_GONE)
+
+    # -- relaying: what the endpoint does for a session it does not hold -------------------
+
+    async def _owner(self, session_id: str, *, cached: bool = True) -> str | None:
+        """The session's owner. ``cached``: as last seen, for a message whose delivery itself
+        shows whether the owner still listens (a dead owner's inbox has no subscriber)."""
+        owner = self._owners.get(session_id) if cached else None
+        if owner is None:
+            owner = await self.backplane.owner(session_id)
+            if owner is None or owner == self.backplane.instance_id:
+                return None
+            if len(self._owners) >= _OWNER_CACHE:
+                self._owners.clear()
+            self._owners[session_id] = owner
+        return owner
+
+    async def forward_request(
+        self, session_id: str, protocol_version: str | None, body: JSON, request_id: RequestId
+    ) -> tuple[RemoteSession, Stream] | int:
+        """Relay a request to the session's owner: the stream to answer from, or an HTTP status."""
+        try:
+            owner = await self._owner(session_id)
+            if owner is None:
+                return 404
+            relay = RemoteSession(self, session_id, owner, protocol_version)
+            stream = Stream(f"{self.backplane.instance_id}.{next(self._keys)}", request_id)
+            await relay.follow(stream)
+            try:
+                message = {"k": "req", "sid": session_id, "key": stream.key, "body": body}
+                sent = await self.backplane.send(owner, message)
+            except BaseException:
+                relay.drop_stream(stream)
+                raise
+        except Exception as exc:
+            logger.warning("could not relay a request for session %s: %s", session_id[:8], exc)
+            return 503
+        if not sent:  # the owner is not listening: gone
+            relay.drop_stream(stream)
+            self._owners.pop(session_id, None)
+            return 404
+        return relay, stream
+
+    async def forward_other(self, session_id: str, body: JSON) -> int:
+        """Relay a response or notification; the HTTP status to answer with."""
+        try:
+            owner = await self._owner(session_id)
+            if owner is None:
+                return 404
+            sent = await self.backplane.send(owner, {"k": "feed", "sid": session_id, "body": body})
+        except Exception as exc:
+            logger.warning("could not relay a message for session %s: %s", session_id[:8], exc)
+            return 503
+        if not sent:
+            self._owners.pop(session_id, None)
+        return 202 if sent else 404
+
+    async def forward_delete(self, session_id: str) -> int:
+        try:
+            owner = await self._owner(session_id)
+            if owner is None:
+                return 404
+            sent = await self.backplane.send(owner, {"k": "del", "sid": session_id})
+        except Exception as exc:
+            logger.warning("could not relay a DELETE for session %s: %s", session_id[:8], exc)
+            return 503
+        self._owners.pop(session_id, None)
+        return 200 if sent else 404
+
+    async def open_stream(
+        self, session_id: str, protocol_version: str | None, key: str, cursor: int | None
+    ) -> tuple[RemoteSession, Stream] | int:
+        """A GET: resume stream ``key`` after ``cursor`` (None: the standalone stream from now on)."""
+        try:
+            owner = await self._owner(session_id, cached=False)  # nothing is sent: ask who is alive
+            if owner is None:
+                return 404
+            relay = RemoteSession(self, session_id, owner, protocol_version)
+            stream = Stream(key, None)
+            if cursor is None:
+                relay.standalone = stream
+                await relay.follow(stream)
+                return relay, stream
+            stream.next_seq = cursor + 1
+            await relay.follow(stream, buffer=True)
+            try:
+                history = await self.backplane.replay(session_id, key, cursor)
+                if history is None and not await self._ask_owner(relay, owner, key, cursor):
+                    relay.drop_stream(stream)
+                    return 404
+            except BaseException:
+                relay.drop_stream(stream)
+                raise
+        except Exception as exc:
+            logger.warning("could not open a stream of session %s: %s", session_id[:8], exc)
+            return 503
+        if key == "g":
+            relay.standalone = stream
+        relay.flush(history or ())
+        return relay, stream
+
+    async def _ask_owner(self, relay: RemoteSession, owner: str, key: str, cursor: int) -> bool:
+        """Nothing recorded under ``key``: ask the owner to publish the stream from ``cursor``.
+        False: the owner has no such stream (or did not answer in time)."""
+        relay.attached = asyncio.get_running_loop().create_future()
+        message = {"k": "attach", "sid": relay.session_id, "key": key, "after": cursor}
+        if not await self.backplane.send(owner, message):
+            return False
+        try:
+            return await asyncio.wait_for(relay.attached, _ATTACH_TIMEOUT)
+        except TimeoutError:
+            return False

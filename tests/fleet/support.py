@@ -1,0 +1,78 @@
+"""Three instances of ``app.py`` on one Redis behind a round-robin haproxy, for the fleet tests."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import redis
+
+from kit.fleet import Balancer, RedisServer, redis_server, round_robin
+from kit.processes import serve_on_free_port
+
+APP = Path(__file__).with_name("app.py")
+FLEET_KEY = "fleet-tests-shared-secret"
+
+
+@dataclass
+class Instance:
+    name: str
+    port: int
+    process: subprocess.Popen[bytes]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    def kill(self) -> None:
+        """Die at once, as a crashed process does (no shutdown, no goodbye to Redis)."""
+        self.process.kill()
+        self.process.wait(timeout=10)
+
+
+@dataclass
+class Fleet:
+    redis: RedisServer
+    balancer: Balancer
+    instances: dict[str, Instance] = field(default_factory=dict)
+
+    @property
+    def url(self) -> str:
+        return self.balancer.url
+
+    def owner_of(self, session_id: str) -> Instance:
+        client = redis.Redis.from_url(self.redis.url)
+        try:
+            owner = client.get(f"elicitkit:sess:{session_id}")
+        finally:
+            client.close()
+        assert owner is not None, f"session {session_id} is not registered"
+        return self.instances[owner.decode()]
+
+
+@contextlib.contextmanager
+def fleet(*, sse: bool = False, size: int = 3) -> Iterator[Fleet]:
+    """``size`` instances (JSON answers, or SSE with ``sse``) on a fresh Redis behind haproxy."""
+    with redis_server() as rs, contextlib.ExitStack() as stack:
+        instances: dict[str, Instance] = {}
+        for index in range(size):
+            name = f"i{index}"
+            env = {
+                **os.environ,
+                "ELICITKIT_REDIS_URL": rs.url,
+                "ELICITKIT_FLEET_KEY": FLEET_KEY,
+                "FLEET_INSTANCE": name,
+                "FLEET_HEARTBEAT": "0.3",
+            }
+            extra = ["--sse"] if sse else []
+            port, proc, _log = stack.enter_context(
+                serve_on_free_port(lambda p, extra=extra: [sys.executable, str(APP), str(p), *extra], name, env=env)
+            )
+            instances[name] = Instance(name, port, proc)
+        balancer = stack.enter_context(round_robin([i.port for i in instances.values()]))
+        yield Fleet(rs, balancer, instances)
