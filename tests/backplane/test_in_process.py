@@ -43,14 +43,11 @@ def test_a_server_without_a_backplane_has_none_until_it_serves(monkeypatch: pyte
 
 
 def test_the_redis_backplane_brings_its_stores_unless_the_server_has_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("elicitkit.backplane.redis_tasks")
-    pytest.importorskip("elicitkit.backplane.redis_spent")
-    from elicitkit.backplane.redis_spent import RedisSpentStates
-    from elicitkit.backplane.redis_tasks import RedisTaskStore
-
     from elicitkit.backplane.redis_backplane import RedisBackplane
     from elicitkit.server.rounds import AeadStateCodec, SpentStates
     from elicitkit.server.rounds.keys import KeyRing
+    from elicitkit.server.rounds.redis_spent import RedisSpentStates
+    from elicitkit.server.tasks.redis_store import RedisTaskStore
     from elicitkit.tasks import InMemoryTaskStore
 
     backplane = RedisBackplane.from_url("redis://127.0.0.1:1/0", key="k")
@@ -58,6 +55,7 @@ def test_the_redis_backplane_brings_its_stores_unless_the_server_has_its_own(mon
     shared = Server("fleet", state_codec=codec, backplane=backplane)
     assert isinstance(shared.tasks.store, RedisTaskStore)
     assert isinstance(codec.spent, RedisSpentStates)
+    assert codec.spent_later is codec.spent  # claimed by the round, awaited, fleet-wide
     own = InMemoryTaskStore()
     kept = Server("fleet", task_store=own, backplane=RedisBackplane.from_url("redis://127.0.0.1:1/0", key="k"))
     assert kept.tasks.store is own

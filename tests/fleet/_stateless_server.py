@@ -21,11 +21,11 @@ import redis.asyncio as aioredis
 from pydantic import BaseModel
 
 from elicitkit import Context, Server
-from elicitkit.backplane.redis_spent import RedisSpentStates
-from elicitkit.backplane.redis_tasks import RedisTaskStore
 from elicitkit.elicitation.results import AcceptedElicitation
 from elicitkit.server.rounds import AeadStateCodec
 from elicitkit.server.rounds.keys import load_keyring
+from elicitkit.server.rounds.redis_spent import RedisSpentStates
+from elicitkit.server.tasks.redis_store import RedisTaskStore
 
 PID = os.getpid()
 

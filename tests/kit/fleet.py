@@ -13,11 +13,15 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+import uuid
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 
 from .processes import STARTUP_TIMEOUT, accepts_connections, free_port, stop_process
 
@@ -86,6 +90,47 @@ def redis_server() -> Iterator[RedisServer]:
             yield server
         finally:
             server.stop()
+
+
+def quick_client(url: str) -> aioredis.Redis:
+    """A client that gives up fast when Redis is down (the default retries for seconds)."""
+    return aioredis.Redis.from_url(url, retry=Retry(NoBackoff(), 1), socket_connect_timeout=1, socket_timeout=2)
+
+
+# Fixtures for tests of the Redis stores; a test directory's conftest.py imports them.
+
+
+@pytest.fixture(scope="session")
+def shared_redis() -> Iterator[RedisServer]:
+    """One ``redis-server`` for the session; tests keep apart by key prefix (those that stop
+    Redis start their own)."""
+    with redis_server() as server:
+        yield server
+
+
+@pytest.fixture
+def prefix() -> str:
+    """A key prefix of this test's own, so tests sharing the session's Redis never meet."""
+    return f"test-{uuid.uuid4().hex[:12]}:"
+
+
+@pytest.fixture
+async def client(shared_redis: RedisServer) -> AsyncIterator[aioredis.Redis]:
+    made = quick_client(shared_redis.url)
+    try:
+        yield made
+    finally:
+        await made.aclose()
+
+
+@pytest.fixture
+async def other_client(shared_redis: RedisServer) -> AsyncIterator[aioredis.Redis]:
+    """A second connection pool: what another instance of the fleet would have."""
+    made = quick_client(shared_redis.url)
+    try:
+        yield made
+    finally:
+        await made.aclose()
 
 
 HAPROXY_CONFIG = """\

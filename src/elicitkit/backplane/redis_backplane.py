@@ -137,20 +137,6 @@ class RedisBackplane(Backplane):
         backplane.owns_client = True
         return backplane
 
-    # -- the stores the server shares (they live in their own modules) ----------------------
-
-    def task_store(self) -> Any:
-        """The fleet's task store (a ``RedisTaskStore`` on the same client and prefix)."""
-        from elicitkit.backplane.redis_tasks import RedisTaskStore  # type: ignore[import-not-found,unused-ignore]
-
-        return RedisTaskStore(self.client, prefix=self.prefix)
-
-    def spent_states(self) -> Any:
-        """The fleet's single-use round store (a ``RedisSpentStates`` on the same client and prefix)."""
-        from elicitkit.backplane.redis_spent import RedisSpentStates  # type: ignore[import-not-found,unused-ignore]
-
-        return RedisSpentStates(self.client, prefix=self.prefix)
-
     # -- life ----------------------------------------------------------------------------------
 
     async def start(self) -> None:

@@ -378,13 +378,18 @@ class Server(LowLevelServer):
         backplane.on_broadcast(self._notify_here)
         if not backplane.shared:
             return
-        task_store = getattr(backplane, "task_store", None)
-        if task_store is not None and self.tasks._owns_store and self.tasks._store is None:
-            self.tasks._store = _shared_store(task_store)
-        spent_states = getattr(backplane, "spent_states", None)
+        from elicitkit.backplane.redis_backplane import RedisBackplane
+
+        if not isinstance(backplane, RedisBackplane):
+            return  # another shared backplane: the stores are the server's own business
+        from elicitkit.server.rounds.redis_spent import RedisSpentStates
+        from elicitkit.server.tasks.redis_store import RedisTaskStore
+
+        if self.tasks._owns_store and self.tasks._store is None:
+            self.tasks._store = RedisTaskStore(backplane.client, prefix=backplane.prefix)
         codec = self.state_codec
-        if spent_states is not None and isinstance(codec, AeadStateCodec) and type(codec.spent) is SpentStates:
-            codec.spent = _shared_store(spent_states) or codec.spent
+        if isinstance(codec, AeadStateCodec) and type(codec.spent) is SpentStates:
+            codec.spent = RedisSpentStates(backplane.client, prefix=backplane.prefix)
 
     def http_backplane(self) -> Backplane:
         """The backplane HTTP serving uses: the one given, else one on ``$ELICITKIT_REDIS_URL``,
@@ -496,17 +501,6 @@ class Server(LowLevelServer):
     def run(self, transport: Literal["stdio", "http"] = "stdio", **kwargs: Any) -> None:
         """Serve until the client goes away (stdio) or until SIGINT/SIGTERM; see :meth:`run_async`."""
         anyio.run(lambda: self.run_async(transport, **kwargs))
-
-
-def _shared_store(make: Callable[[], Any]) -> Any:
-    """A backplane's shared store, or None if this build lacks its module (then the default stays)."""
-    try:
-        return make()
-    except ModuleNotFoundError as exc:
-        if not (exc.name or "").startswith("elicitkit.backplane."):
-            raise
-        logger.warning("the backplane's %s is not available; keeping this process's own", exc.name)
-        return None
 
 
 async def _drop(message: JSON, related: Any = None) -> None:

@@ -18,7 +18,6 @@ import orjson
 import pytest
 import redis.asyncio as aioredis
 
-from elicitkit.backplane.redis_tasks import RedisTaskStore
 from elicitkit.server.tasks import (
     InMemoryTaskStore,
     OpenRequest,
@@ -28,6 +27,7 @@ from elicitkit.server.tasks import (
     TaskRecord,
     TaskStore,
 )
+from elicitkit.server.tasks.redis_store import RedisTaskStore
 from elicitkit.server.tasks.store import record_from_json, record_to_json
 
 pytestmark = pytest.mark.anyio

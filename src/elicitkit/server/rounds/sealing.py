@@ -265,7 +265,7 @@ class SpentStates:
     answer the state already holds. Give a codec ``spent=SpentStates()`` and every state opens
     once; the next attempt is refused with the one public error. This store lives in one
     process: a fleet needs a shared one (a :class:`SpentStore`, e.g.
-    ``elicitkit.backplane.redis_spent.RedisSpentStates``) so that a replay cannot land on
+    ``elicitkit.server.rounds.redis_spent.RedisSpentStates``) so that a replay cannot land on
     another instance.
     """
 
@@ -323,6 +323,18 @@ class AeadStateCodec:
         self.ttl_seconds = ttl_seconds
         self.max_token_chars = max_token_chars
         self.spent = spent
+        self._clock = clock
+
+    @property
+    def spent(self) -> SpentStates | SpentStore | None:
+        """The single-use store (None: a state opens any number of times within its TTL).
+
+        Settable after construction (a fleet's backplane swaps in its shared store)."""
+        return self._spent
+
+    @spent.setter
+    def spent(self, spent: SpentStates | SpentStore | None) -> None:
+        self._spent = spent
         # Claimed in open() (in-process) or by the round after open() (awaited: a shared store).
         self._spent_now: SpentStates | None = None
         self.spent_later: SpentStore | None = None
@@ -331,7 +343,6 @@ class AeadStateCodec:
                 self.spent_later = cast(SpentStore, spent)
             else:
                 self._spent_now = cast(SpentStates, spent)
-        self._clock = clock
 
     def seal(self, payload: SealedState, binding: StateBinding, *, ttl_seconds: int | None = None) -> str:
         """Stamp and seal ``payload`` for ``binding``; ``ttl_seconds`` overrides (URL flows wait longer).

@@ -9,7 +9,7 @@ two requests (or two processes) race on one task and have exactly one of them wi
 * :class:`SQLiteTaskStore`: one file, no server to run; the default for durable tasks. WAL mode,
   safe for several processes on the same file, survives a killed process.
 
-Other stores (Redis: ``elicitkit.backplane.redis_tasks``; a SQL server) implement :class:`TaskStore`;
+Other stores (Redis: ``elicitkit.server.tasks.redis_store``; a SQL server) implement :class:`TaskStore`;
 ``tests/server/tasks/test_store.py`` is the contract suite they should pass. A store that talks to
 a server raises :class:`TaskStoreUnavailable` when it cannot reach it.
 """

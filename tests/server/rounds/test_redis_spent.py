@@ -10,15 +10,13 @@ import pytest
 import redis.asyncio as aioredis
 
 from elicitkit import Client, Context, ElicitationResult, KeyRing, MCPError, Server
-from elicitkit.backplane.redis_spent import UNAVAILABLE_MESSAGE, RedisSpentStates
 from elicitkit.client.rounds import InputRequiredResult
 from elicitkit.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS
 from elicitkit.server.rounds import AeadStateCodec, SpentStates
+from elicitkit.server.rounds.redis_spent import UNAVAILABLE_MESSAGE, RedisSpentStates
 from elicitkit.server.rounds.round import InputRound
 from elicitkit.server.rounds.sealing import SealedState, SpentStore, StateBinding
-from kit.fleet import redis_server
-
-from .conftest import quick_client
+from kit.fleet import quick_client, redis_server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 

@@ -13,17 +13,15 @@ import pytest
 import redis.asyncio as aioredis
 
 from elicitkit import Client, Context, ElicitationResult, MCPError, Server
-from elicitkit.backplane.redis_tasks import GRACE, RedisTaskStore
 from elicitkit.elicitation.results import AcceptedElicitation
 from elicitkit.errors import TaskError, TaskStoreUnavailable
 from elicitkit.protocol.errors import INTERNAL_ERROR
+from elicitkit.server.tasks.redis_store import GRACE, RedisTaskStore
 from elicitkit.server.tasks.runner import TaskRunner
 from elicitkit.tasks import TaskHandle
-from kit.fleet import redis_server
+from kit.fleet import quick_client, redis_server
 from server.tasks.test_runner import FakeTool, settle, yes
 from server.tasks.test_store import waiting_task
-
-from .conftest import quick_client
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
