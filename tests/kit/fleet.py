@@ -143,6 +143,7 @@ defaults
     timeout server 120s
     timeout tunnel 120s
     option redispatch
+    option http-no-delay
     retries 2
 frontend fleet
     bind 127.0.0.1:{port}
