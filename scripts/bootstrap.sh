@@ -216,40 +216,31 @@ if ! { stamp_ok "$AXE_STAMP" "$AXE_KEY" && [[ -f "$AXE_JS" ]]; }; then
     echo "$AXE_KEY" >"$AXE_STAMP"
 fi
 
-# ---------------------------------------------------------------- chromium (browser-form tests)
-# Debian's chromium and its matching chromedriver; Selenium drives them headless.
-# Set ELICITKIT_SKIP_CHROMIUM=1 to skip (the browser tests then skip with a reason).
-if [[ "${ELICITKIT_SKIP_CHROMIUM:-0}" != 1 ]] && ! { command -v chromium >/dev/null && command -v chromedriver >/dev/null; }; then
-    if command -v apt-get >/dev/null; then
-        SUDO=""
-        [[ "$(id -u)" == 0 ]] || SUDO="sudo -n"
-        say "installing Debian chromium + chromium-driver (apt-get)"
-        export DEBIAN_FRONTEND=noninteractive
-        if ! try_quietly $SUDO apt-get update \
-            || ! try_quietly $SUDO apt-get install -y --no-install-recommends chromium chromium-driver; then
-            say "WARNING: could not install chromium; the browser-form tests will be skipped"
-        fi
-    else
-        say "WARNING: no apt-get; install chromium + chromedriver for the browser-form tests"
-    fi
+# ---------------------------------------------------------------- Debian packages
+# apt_install PKG...: install Debian packages (as root, or through passwordless sudo).
+apt_install() {
+    command -v apt-get >/dev/null || return 1
+    local sudo=""
+    [[ "$(id -u)" == 0 ]] || sudo="sudo -n"
+    say "installing Debian $* (apt-get)"
+    export DEBIAN_FRONTEND=noninteractive
+    try_quietly $sudo apt-get update && try_quietly $sudo apt-get install -y --no-install-recommends "$@"
+}
+# has PROGRAM: on PATH, or in the sbin folders a user's PATH may lack (haproxy lives in /usr/sbin).
+has() { PATH="$PATH:/usr/sbin:/sbin" command -v "$1" >/dev/null; }
+
+# chromium (browser-form tests): Debian's chromium and its matching chromedriver; Selenium
+# drives them headless. ELICITKIT_SKIP_CHROMIUM=1 skips (the browser tests then skip, saying why).
+if [[ "${ELICITKIT_SKIP_CHROMIUM:-0}" != 1 ]] && ! { has chromium && has chromedriver; }; then
+    apt_install chromium chromium-driver \
+        || say "WARNING: could not install chromium + chromedriver; the browser-form tests will be skipped"
 fi
 
-# ---------------------------------------------------------------- redis-server + haproxy (fleet tests)
-# Debian's packages; the fleet tests start both on loopback ports and stop them by PID.
-# The packages' own services are not needed: the tests never use the system-wide instances.
-if [[ "${ELICITKIT_SKIP_FLEET:-0}" != 1 ]] && ! { command -v redis-server >/dev/null && command -v haproxy >/dev/null; }; then
-    if command -v apt-get >/dev/null; then
-        SUDO=""
-        [[ "$(id -u)" == 0 ]] || SUDO="sudo -n"
-        say "installing Debian redis-server + haproxy (apt-get)"
-        export DEBIAN_FRONTEND=noninteractive
-        if ! try_quietly $SUDO apt-get update \
-            || ! try_quietly $SUDO apt-get install -y --no-install-recommends redis-server haproxy; then
-            die "could not install redis-server and haproxy (set ELICITKIT_SKIP_FLEET=1 to skip the fleet tests)"
-        fi
-    else
-        die "no apt-get: install redis-server and haproxy (or set ELICITKIT_SKIP_FLEET=1 to skip the fleet tests)"
-    fi
+# redis-server + haproxy (fleet tests): started by the tests on loopback ports and stopped by
+# PID; the packages' own system-wide services are never used.
+if [[ "${ELICITKIT_SKIP_FLEET:-0}" != 1 ]] && ! { has redis-server && has haproxy; }; then
+    apt_install redis-server haproxy \
+        || die "could not install redis-server and haproxy (set ELICITKIT_SKIP_FLEET=1 to skip the fleet tests)"
 fi
 
 say "ready (node $NODE_VERSION, cache $CACHE)"

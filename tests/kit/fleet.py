@@ -114,23 +114,26 @@ def prefix() -> str:
     return f"test-{uuid.uuid4().hex[:12]}:"
 
 
-@pytest.fixture
-async def client(shared_redis: RedisServer) -> AsyncIterator[aioredis.Redis]:
-    made = quick_client(shared_redis.url)
+@contextlib.asynccontextmanager
+async def _connected(server: RedisServer) -> AsyncIterator[aioredis.Redis]:
+    made = quick_client(server.url)
     try:
         yield made
     finally:
         await made.aclose()
+
+
+@pytest.fixture
+async def client(shared_redis: RedisServer) -> AsyncIterator[aioredis.Redis]:
+    async with _connected(shared_redis) as made:
+        yield made
 
 
 @pytest.fixture
 async def other_client(shared_redis: RedisServer) -> AsyncIterator[aioredis.Redis]:
     """A second connection pool: what another instance of the fleet would have."""
-    made = quick_client(shared_redis.url)
-    try:
+    async with _connected(shared_redis) as made:
         yield made
-    finally:
-        await made.aclose()
 
 
 HAPROXY_CONFIG = """\

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import gc
 import json
 import subprocess
 import sys
 
 import pytest
+
+from ._pytester import run_file
 
 pytest_plugins = ["pytester"]
 pytestmark = pytest.mark.timeout(120)
@@ -37,12 +38,7 @@ async def order(ctx: Context) -> str:
 
 
 def run(pytester: pytest.Pytester, tests: str, *args: str) -> pytest.RunResult:
-    pytester.makepyfile(test_shop=SERVER + tests)
-    # Earlier tests' garbage (an asyncio task whose error nobody read logs from its finaliser)
-    # goes now: collected during the nested run's ast.parse, CPython 3.11.7 fails that parse
-    # ("AST constructor recursion depth mismatch") and pytest reports an INTERNALERROR.
-    gc.collect()
-    return pytester.runpytest("-p", "no:cacheprovider", "-p", "no:randomly", *args)
+    return run_file(pytester, SERVER + tests, *args)
 
 
 def test_the_marker_runs_the_test_once_per_era(pytester: pytest.Pytester) -> None:

@@ -8,9 +8,9 @@ fails the test with a message that says what to do.
 
 from __future__ import annotations
 
-import gc
-
 import pytest
+
+from ._pytester import run_file
 
 pytest_plugins = ["pytester"]
 pytestmark = pytest.mark.timeout(120)
@@ -56,12 +56,7 @@ async def quick(ctx: Context) -> str:
 
 
 def run(pytester: pytest.Pytester, tests: str, *args: str) -> pytest.RunResult:
-    pytester.makepyfile(test_shop=SERVER + tests)
-    # Earlier tests' garbage (an asyncio task whose error nobody read logs from its finaliser)
-    # goes now: collected during the nested run's ast.parse, CPython 3.11.7 fails that parse
-    # ("AST constructor recursion depth mismatch") and pytest reports an INTERNALERROR.
-    gc.collect()
-    return pytester.runpytest("-p", "no:cacheprovider", "-p", "no:randomly", *args)
+    return run_file(pytester, SERVER + tests, *args)
 
 
 def test_tasks_true_adds_the_task_column_and_the_calls_go_through_a_task(pytester: pytest.Pytester) -> None:
