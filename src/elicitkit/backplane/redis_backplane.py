@@ -66,6 +66,10 @@ return redis.call('PUBLISH', ARGV[4], KEYS[1] .. '\\0' .. ARGV[1])
 """
 
 
+# One write for the writer task: (op, key or channel, value, reply channel, who awaits the result).
+_Write = tuple[bytes, bytes, bytes | None, bytes, "asyncio.Future[int] | None"]
+
+
 class _Follow:
     __slots__ = ("backplane", "callback", "channel", "direct")
 
@@ -132,7 +136,7 @@ class RedisBackplane(Backplane):
         self._seen: dict[bytes, float] = {}  # nonces of recent inbox messages (replay guard)
         self._seen_limit = 4096
         self._missed: dict[str, int] = {}  # watched owners found without a heartbeat, and how often
-        self._queue: asyncio.Queue[tuple[bytes, bytes, bytes | None, bytes]] | None = None
+        self._queue: asyncio.Queue[_Write] | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._pubsub: Any = None
         self._connected = False
@@ -203,7 +207,7 @@ class RedisBackplane(Backplane):
     def release(self, session_id: str) -> None:
         self._local.discard(session_id)
         if self._queue is not None:
-            self._queue.put_nowait((b"del", self._sess_key(session_id), None, b""))
+            self._queue.put_nowait((b"del", self._sess_key(session_id), None, b"", None))
 
     async def owner(self, session_id: str) -> str | None:
         found = await self._owner_script(keys=[self._sess_key(session_id)], args=[self._inst_prefix])
@@ -213,7 +217,14 @@ class RedisBackplane(Backplane):
 
     async def send(self, instance_id: str, message: JSON) -> bool:
         channel = self.prefix.encode() + b"inbox:" + instance_id.encode()
-        return await self.client.publish(channel, self._seal_message(channel, message)) > 0
+        sealed = self._seal_message(channel, message)
+        if self._queue is None:  # not started
+            return await self.client.publish(channel, sealed) > 0
+        # Through the writer: one pipeline (one connection, one round trip) carries whatever
+        # sends and events are due together, in order, instead of a pool checkout per send.
+        done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._queue.put_nowait((b"pub", channel, sealed, b"", done))
+        return await done > 0
 
     async def broadcast(self, method: str, params: dict[str, Any] | None) -> None:
         message = {"k": "bc", "method": method, "params": params, "from": self.instance_id}
@@ -255,7 +266,7 @@ class RedisBackplane(Backplane):
         name = self._stream_name(session_id, key)
         seq, payload, kind = event
         blob = self.signer.seal(name, b"%d %s\n" % (seq, kind.encode()) + payload)
-        self._queue.put_nowait((b"ev", name, blob, self._reply_prefix + reply_to.encode() if reply_to else b""))
+        self._queue.put_nowait((b"ev", name, blob, self._reply_prefix + reply_to.encode() if reply_to else b"", None))
 
     def _open_event(self, name: bytes, blob: bytes) -> Event | None:
         body = self.signer.open(name, blob)
@@ -308,7 +319,7 @@ class RedisBackplane(Backplane):
         if not followers:
             del self._follows[follow.channel]
             if self._queue is not None and self._connected:
-                self._queue.put_nowait((b"unsub", follow.channel, None, b""))
+                self._queue.put_nowait((b"unsub", follow.channel, None, b"", None))
 
     def watch(self, owner: str) -> None:
         self._watched[owner] = self._watched.get(owner, 0) + 1
@@ -392,42 +403,67 @@ class RedisBackplane(Backplane):
                 for follow in list(followers):
                     follow.callback(event)
 
-    async def _write_forever(self, queue: asyncio.Queue[tuple[bytes, bytes, bytes | None, bytes]]) -> None:
-        """Events and registry updates, in order, as few round trips as the load allows."""
+    async def _write_forever(self, queue: asyncio.Queue[_Write]) -> None:
+        """Sends, events and registry updates, in order, as few round trips as the load allows."""
+        batch: list[_Write] = []
+        try:
+            while True:
+                batch = [await queue.get()]
+                while not queue.empty():
+                    batch.append(queue.get_nowait())
+                await self._write(batch)
+                batch = []
+        finally:  # cancelled (stop): whoever awaits a send of the last batch gets an error
+            for *_, done in batch:
+                if done is not None and not done.done():
+                    done.set_exception(ConnectionError("the fleet's backplane stopped"))
+
+    async def _write(self, batch: list[_Write]) -> None:
         import redis.exceptions
 
         retention, keep = self.retention_ms, self.max_events
         sha = self._record_script.sha
-        while True:
-            batch = [await queue.get()]
-            while not queue.empty():
-                batch.append(queue.get_nowait())
-            unsubscribe = [name for op, name, _, _ in batch if op == b"unsub"]
-            for attempt in range(2):
-                pipe = self.client.pipeline(transaction=False)
-                for op, name, blob, reply in batch:
-                    if op == b"ev":
-                        pipe.evalsha(sha, 1, name, blob, keep, retention, reply)  # type: ignore[arg-type]
-                    elif op == b"del":
-                        pipe.delete(name)
-                try:
-                    if len(pipe):
-                        await pipe.execute()
-                    break
-                except redis.exceptions.NoScriptError:
-                    if attempt:  # loaded and still missing: give up on this batch
-                        logger.info("could not write %d fleet update(s): the record script is missing", len(batch))
-                        break
-                    with contextlib.suppress(Exception):  # Redis restarted empty: load it and try again
-                        await self.client.script_load(_RECORD_SCRIPT)
-                except asyncio.CancelledError:
-                    raise
-                except Exception as exc:
-                    logger.info("could not write %d fleet update(s): %s", len(batch), exc)
-                    break
-            if unsubscribe and self._pubsub is not None and self._connected:
-                with contextlib.suppress(Exception):
-                    await self._pubsub.unsubscribe(*unsubscribe)
+        todo = [item for item in batch if item[0] != b"unsub"]
+        for attempt in range(2):
+            pipe = self.client.pipeline(transaction=False)
+            for op, name, blob, reply, _ in todo:
+                if op == b"ev":
+                    pipe.evalsha(sha, 1, name, blob, keep, retention, reply)  # type: ignore[arg-type]
+                elif op == b"pub":
+                    pipe.publish(name, blob)  # type: ignore[arg-type]
+                elif op == b"del":
+                    pipe.delete(name)
+            try:
+                results = await pipe.execute(raise_on_error=False) if len(pipe) else []
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                logger.info("could not write %d fleet update(s): %s", len(todo), exc)
+                for *_, done in todo:
+                    if done is not None and not done.done():
+                        done.set_exception(ConnectionError(f"the fleet's Redis is not reachable: {exc}"))
+                break
+            missing = []  # events whose script Redis lacks (it restarted empty): load it, then once more
+            for item, result in zip(todo, results, strict=True):
+                done = item[4]
+                if isinstance(result, redis.exceptions.NoScriptError) and not attempt:
+                    missing.append(item)
+                elif done is not None and not done.done():
+                    if isinstance(result, Exception):
+                        done.set_exception(result)
+                    else:
+                        done.set_result(int(result))
+                elif isinstance(result, Exception):
+                    logger.info("could not write a fleet update: %s", result)
+            if not missing:
+                break
+            todo = missing
+            with contextlib.suppress(Exception):
+                await self.client.script_load(_RECORD_SCRIPT)
+        unsubscribe = [name for op, name, *_ in batch if op == b"unsub"]
+        if unsubscribe and self._pubsub is not None and self._connected:
+            with contextlib.suppress(Exception):
+                await self._pubsub.unsubscribe(*unsubscribe)
 
     async def _beat_forever(self) -> None:
         """Say this instance is alive; register it again after Redis lost its data; check the
