@@ -206,6 +206,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--park", type=int, default=200)
+    parser.add_argument(
+        "--without-plain-redis", action="store_true", help="skip '1 x redis' (for A/B runs of the fleet alone)"
+    )
     args = parser.parse_args()
     import anyio
 
@@ -214,6 +217,8 @@ def main() -> None:
     low_latency_haproxy()
     os.environ["ELICITKIT_FLEET_KEY"] = FLEET_KEY
     setups = [("1 x plain", 1, False), ("1 x redis", 1, True), ("3 x redis", 3, True)]
+    if args.without_plain_redis:
+        del setups[1]
     results: dict[str, dict[str, Any]] = {}
     started = time.monotonic()
     with redis_server() as rs:
