@@ -409,6 +409,7 @@ class RedisBackplane(Backplane):
         try:
             while True:
                 batch = [await queue.get()]
+                await asyncio.sleep(0)  # let the handlers that are ready add theirs: bigger batches
                 while not queue.empty():
                     batch.append(queue.get_nowait())
                 await self._write(batch)
