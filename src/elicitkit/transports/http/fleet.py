@@ -4,12 +4,13 @@ A legacy session lives on the instance that opened it (its *owner*). When a requ
 session this instance does not hold, the endpoint asks the backplane who owns it and relays:
 
 - a **request**: this instance follows a new stream of the session (a key it picks), hands the
-  owner the request, and answers its client from the events the owner records (JSON or SSE,
-  exactly as if the session were here);
+  owner the request, and answers its client from the events the owner records and sends to
+  this instance's reply channel (JSON or SSE, exactly as if the session were here);
 - a **response or notification** (the answer to a question, a cancel): handed to the owner, 202;
-- a **GET** with ``Last-Event-ID``: the recorded events after it, then the live ones (a stream
-  the owner answered itself was never recorded: the owner then publishes it from memory, from
-  that event on); without it, the session's standalone stream from now on;
+- a **GET** with ``Last-Event-ID``: the recorded events after it, then the live ones, which the
+  owner is asked to publish on the stream's own channel from then on (a stream the owner
+  answered itself was never recorded: the owner publishes it from memory, from that event on);
+  without it, the session's standalone stream from now on;
 - a **DELETE**: the owner ends the session.
 
 On the owner, a session is a :class:`FleetSession`. A request that landed on the owner costs
