@@ -183,6 +183,7 @@ class RedisBackplane(Backplane):
             with contextlib.suppress(BaseException):
                 await task
         self._tasks = []
+        self._queue = None  # nothing writes any more: a send now goes straight to Redis
         with contextlib.suppress(Exception):
             keys = [self._inst_prefix + self.instance_id.encode()]
             keys += [self._sess_key(sid) for sid in self._local]
@@ -414,7 +415,9 @@ class RedisBackplane(Backplane):
                     batch.append(queue.get_nowait())
                 await self._write(batch)
                 batch = []
-        finally:  # cancelled (stop): whoever awaits a send of the last batch gets an error
+        finally:  # cancelled (stop): whoever awaits a send not yet written gets an error
+            while not queue.empty():
+                batch.append(queue.get_nowait())
             for *_, done in batch:
                 if done is not None and not done.done():
                     done.set_exception(ConnectionError("the fleet's backplane stopped"))
