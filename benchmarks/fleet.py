@@ -82,6 +82,18 @@ def redis_memory(url: str) -> int:
         client.close()
 
 
+def redis_commands(url: str) -> dict[str, int]:
+    """Commands Redis has run so far, by name (``INFO commandstats``; scripts' inner commands too)."""
+    import redis
+
+    client = redis.Redis.from_url(url)
+    try:
+        stats = client.info("commandstats")
+    finally:
+        client.close()
+    return {name.removeprefix("cmdstat_"): int(value["calls"]) for name, value in stats.items()}
+
+
 def low_latency_haproxy() -> None:
     """haproxy sends a partial response with MSG_MORE unless told not to, so each SSE event waits
     for the client's delayed ACK (~200 ms on Linux). docs/fleet.md tells users to set it too."""
@@ -144,6 +156,7 @@ async def measure(target: dict[str, Any], calls: int, park: int) -> dict[str, fl
             await one(i)
         cpu0 = sum(cpu_seconds(p) for p in pids)
         redis0 = cpu_seconds(rpid)
+        commands0 = redis_commands(target["redis_url"])
         latencies = []
         for i in range(calls):
             t = time.perf_counter()
@@ -162,6 +175,10 @@ async def measure(target: dict[str, Any], calls: int, park: int) -> dict[str, fl
         rate = calls / (time.perf_counter() - t0)
         cpu = (sum(cpu_seconds(p) for p in pids) - cpu0) / (2 * calls)
         redis_cpu = (cpu_seconds(rpid) - redis0) / (2 * calls)
+        commands1 = redis_commands(target["redis_url"])
+        # minus this measurement's own INFO; heartbeats (one SET per instance a second) stay in
+        by_name = {n: c - commands0.get(n, 0) - (n == "info") for n, c in commands1.items()}
+        by_name = {n: c for n, c in by_name.items() if c > 0}
         # parked questions: memory of every instance (and of Redis) per waiting call
         await anyio.sleep(0.5)
         rss0, mem0 = sum(rss_bytes(p) for p in pids), redis_memory(target["redis_url"])
@@ -180,6 +197,8 @@ async def measure(target: dict[str, Any], calls: int, park: int) -> dict[str, fl
         "redis_cpu_us": redis_cpu * 1e6,
         "park_kib": (rss1 - rss0) / park / 1024,
         "redis_park_kib": (mem1 - mem0) / park / 1024,
+        "commands": sum(by_name.values()) / (2 * calls),
+        "by_name": {n: c / (2 * calls) for n, c in sorted(by_name.items(), key=lambda x: -x[1])},
     }
 
 
@@ -187,6 +206,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--park", type=int, default=200)
+    parser.add_argument(
+        "--without-plain-redis", action="store_true", help="skip '1 x redis' (for A/B runs of the fleet alone)"
+    )
     args = parser.parse_args()
     import anyio
 
@@ -195,7 +217,9 @@ def main() -> None:
     low_latency_haproxy()
     os.environ["ELICITKIT_FLEET_KEY"] = FLEET_KEY
     setups = [("1 x plain", 1, False), ("1 x redis", 1, True), ("3 x redis", 3, True)]
-    results: dict[str, dict[str, float]] = {}
+    if args.without_plain_redis:
+        del setups[1]
+    results: dict[str, dict[str, Any]] = {}
     started = time.monotonic()
     with redis_server() as rs:
         assert rs.process is not None
@@ -207,7 +231,7 @@ def main() -> None:
     print(f"\nS1 (form question) through haproxy round-robin; {args.calls} calls, {args.park} parked questions")
     head = (
         f"{'setup':<10} {'p50 ms':>8} {'x':>5} {'calls/s':>8} {'x':>5} {'server CPU us/call':>19} {'x':>5}"
-        f" {'+ Redis us':>10} {'KiB/parked':>10} {'x':>5} {'+ Redis KiB':>11}"
+        f" {'+ Redis us':>10} {'KiB/parked':>10} {'x':>5} {'+ Redis KiB':>11} {'Redis cmds/call':>15}"
     )
     print(head)
     print("-" * len(head))
@@ -216,8 +240,12 @@ def main() -> None:
             f"{name:<10} {r['p50_ms']:>8.2f} {r['p50_ms'] / base['p50_ms']:>5.2f} {r['calls_per_s']:>8.0f}"
             f" {r['calls_per_s'] / base['calls_per_s']:>5.2f} {r['cpu_us']:>19.0f} {r['cpu_us'] / base['cpu_us']:>5.2f}"
             f" {r['redis_cpu_us']:>10.0f} {r['park_kib']:>10.1f} {r['park_kib'] / base['park_kib']:>5.2f}"
-            f" {r['redis_park_kib']:>11.2f}"
+            f" {r['redis_park_kib']:>11.2f} {r['commands']:>15.2f}"
         )
+    for name, r in results.items():
+        if r["by_name"]:
+            detail = ", ".join(f"{n} {c:.2f}" for n, c in r["by_name"].items() if c >= 0.01)
+            print(f"  {name} Redis commands per call: {detail}")
     print(f"\ntotal {time.monotonic() - started:.0f} s; 2 CPUs shared with everything else on this machine")
 
 

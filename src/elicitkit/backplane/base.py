@@ -130,15 +130,25 @@ class Backplane:
 
     # -- event streams ----------------------------------------------------------------------
 
-    def record(self, session_id: str, key: str, event: Event) -> None:
-        """Keep ``event`` of stream ``key`` for replay and tell its followers (fire and forget, in order)."""
+    def record(self, session_id: str, key: str, event: Event, reply_to: str | None = None) -> None:
+        """Keep ``event`` of stream ``key`` for replay and tell its followers (fire and forget, in order).
+
+        ``reply_to``: the one instance that follows the stream :meth:`directly <follow>` (it
+        relays the request): the event goes to that instance alone, not to subscribers.
+        """
 
     async def replay(self, session_id: str, key: str, after: int) -> list[Event] | None:
         """The recorded events of stream ``key`` after seq ``after``; None: nothing recorded."""
         return None
 
-    async def follow(self, session_id: str, key: str, on_event: Callable[[Event], None]) -> Following:
-        """Call ``on_event`` for each event recorded from now on (until closed)."""
+    async def follow(
+        self, session_id: str, key: str, on_event: Callable[[Event], None], *, direct: bool = False
+    ) -> Following:
+        """Call ``on_event`` for each event recorded from now on (until closed).
+
+        ``direct``: the stream's owner is told to send its events to this instance
+        (``reply_to``); nothing is subscribed, which makes a relayed request cheaper.
+        """
         raise NotImplementedError("an in-process backplane has no other instance to follow")
 
     def watch(self, owner: str) -> None:

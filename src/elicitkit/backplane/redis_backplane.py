@@ -8,7 +8,9 @@ What lives in Redis, under ``prefix`` (default ``elicitkit:``):
 ``ev:<session>:<stream>``      a stream's recent events (a list, at most ``max_events``, kept
                                ``retention_seconds``), for ``Last-Event-ID`` on any instance
 channel ``inbox:<id>``         messages to one instance (forwarded requests, answers, DELETE, ...)
-channel ``ev:<session>:<s>``   a stream's live events, for the instance relaying it to its client
+channel ``ev:<session>:<s>``   a stream's live events, for whoever resumes it (a GET on any instance)
+channel ``reply:<id>``         the live events of the requests one instance relays (each names its
+                               stream): one subscription per instance, not one per request
 channel ``broadcast``          list changes and resource updates, for every instance
 =============================  ==================================================================
 
@@ -53,21 +55,31 @@ return false
 """
 
 # Record one event: keep it (bounded, expiring) and tell whoever follows; one command, not four.
+# ARGV[4]: the reply channel of the instance relaying the stream (the event goes there, after
+# the stream's name and a NUL), or empty (the event goes to the stream's own channel).
 _RECORD_SCRIPT = """
 redis.call('RPUSH', KEYS[1], ARGV[1])
 redis.call('LTRIM', KEYS[1], -tonumber(ARGV[2]), -1)
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return redis.call('PUBLISH', KEYS[1], ARGV[1])
+if ARGV[4] == '' then return redis.call('PUBLISH', KEYS[1], ARGV[1]) end
+return redis.call('PUBLISH', ARGV[4], KEYS[1] .. '\\0' .. ARGV[1])
 """
 
 
-class _Follow:
-    __slots__ = ("backplane", "callback", "channel")
+# One write for the writer task: (op, key or channel, value, reply channel, who awaits the result).
+_Write = tuple[bytes, bytes, bytes | None, bytes, "asyncio.Future[int] | None"]
 
-    def __init__(self, backplane: RedisBackplane, channel: bytes, callback: Callable[[Event], None]) -> None:
+
+class _Follow:
+    __slots__ = ("backplane", "callback", "channel", "direct")
+
+    def __init__(
+        self, backplane: RedisBackplane, channel: bytes, callback: Callable[[Event], None], direct: bool
+    ) -> None:
         self.backplane = backplane
-        self.channel = channel
+        self.channel = channel  # the stream's name
         self.callback = callback
+        self.direct = direct  # its events come on this instance's reply channel
 
     def close(self) -> None:
         self.backplane._unfollow(self)
@@ -113,15 +125,18 @@ class RedisBackplane(Backplane):
         self._inbox = None
         self._inbox_channel = p + b"inbox:" + self.instance_id.encode()
         self._broadcast_channel = p + b"broadcast"
+        self._reply_prefix = p + b"reply:"
+        self._reply_channel = self._reply_prefix + self.instance_id.encode()
         self._owner_script = client.register_script(_OWNER_SCRIPT)
         self._record_script = client.register_script(_RECORD_SCRIPT)
         self._local: set[str] = set()  # sessions this instance owns
-        self._follows: dict[bytes, list[_Follow]] = {}
+        self._follows: dict[bytes, list[_Follow]] = {}  # subscribed streams, by name
+        self._direct: dict[bytes, _Follow] = {}  # streams whose events come on the reply channel
         self._watched: dict[str, int] = {}
         self._seen: dict[bytes, float] = {}  # nonces of recent inbox messages (replay guard)
         self._seen_limit = 4096
         self._missed: dict[str, int] = {}  # watched owners found without a heartbeat, and how often
-        self._queue: asyncio.Queue[tuple[bytes, bytes, bytes | None]] | None = None
+        self._queue: asyncio.Queue[_Write] | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._pubsub: Any = None
         self._connected = False
@@ -168,6 +183,7 @@ class RedisBackplane(Backplane):
             with contextlib.suppress(BaseException):
                 await task
         self._tasks = []
+        self._queue = None  # nothing writes any more: a send now goes straight to Redis
         with contextlib.suppress(Exception):
             keys = [self._inst_prefix + self.instance_id.encode()]
             keys += [self._sess_key(sid) for sid in self._local]
@@ -192,7 +208,7 @@ class RedisBackplane(Backplane):
     def release(self, session_id: str) -> None:
         self._local.discard(session_id)
         if self._queue is not None:
-            self._queue.put_nowait((b"del", self._sess_key(session_id), None))
+            self._queue.put_nowait((b"del", self._sess_key(session_id), None, b"", None))
 
     async def owner(self, session_id: str) -> str | None:
         found = await self._owner_script(keys=[self._sess_key(session_id)], args=[self._inst_prefix])
@@ -202,7 +218,14 @@ class RedisBackplane(Backplane):
 
     async def send(self, instance_id: str, message: JSON) -> bool:
         channel = self.prefix.encode() + b"inbox:" + instance_id.encode()
-        return await self.client.publish(channel, self._seal_message(channel, message)) > 0
+        sealed = self._seal_message(channel, message)
+        if self._queue is None:  # not started
+            return await self.client.publish(channel, sealed) > 0
+        # Through the writer: one pipeline (one connection, one round trip) carries whatever
+        # sends and events are due together, in order, instead of a pool checkout per send.
+        done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._queue.put_nowait((b"pub", channel, sealed, b"", done))
+        return await done > 0
 
     async def broadcast(self, method: str, params: dict[str, Any] | None) -> None:
         message = {"k": "bc", "method": method, "params": params, "from": self.instance_id}
@@ -238,13 +261,13 @@ class RedisBackplane(Backplane):
     def _stream_name(self, session_id: str, key: str) -> bytes:
         return f"{self.prefix}ev:{session_id}:{key}".encode()
 
-    def record(self, session_id: str, key: str, event: Event) -> None:
+    def record(self, session_id: str, key: str, event: Event, reply_to: str | None = None) -> None:
         if self._queue is None:
             return
         name = self._stream_name(session_id, key)
         seq, payload, kind = event
         blob = self.signer.seal(name, b"%d %s\n" % (seq, kind.encode()) + payload)
-        self._queue.put_nowait((b"ev", name, blob))
+        self._queue.put_nowait((b"ev", name, blob, self._reply_prefix + reply_to.encode() if reply_to else b"", None))
 
     def _open_event(self, name: bytes, blob: bytes) -> Event | None:
         body = self.signer.open(name, blob)
@@ -264,11 +287,19 @@ class RedisBackplane(Backplane):
         events = [e for e in opened if e is not None]
         return [e for e in events if e[0] > after]
 
-    async def follow(self, session_id: str, key: str, on_event: Callable[[Event], None]) -> Following:
+    async def follow(
+        self, session_id: str, key: str, on_event: Callable[[Event], None], *, direct: bool = False
+    ) -> Following:
         if not self._connected or self._pubsub is None:
             raise ConnectionError("the fleet's Redis is not reachable")
         channel = self._stream_name(session_id, key)
-        follow = _Follow(self, channel, on_event)
+        if direct:  # the reply channel is subscribed already: nothing to ask Redis
+            if channel in self._direct:
+                raise ValueError(f"stream {key!r} of session {session_id[:8]} is followed directly already")
+            follow = _Follow(self, channel, on_event, True)
+            self._direct[channel] = follow
+            return follow
+        follow = _Follow(self, channel, on_event, False)
         followers = self._follows.get(channel)
         if followers is None:
             self._follows[channel] = [follow]
@@ -278,6 +309,10 @@ class RedisBackplane(Backplane):
         return follow
 
     def _unfollow(self, follow: _Follow) -> None:
+        if follow.direct:
+            if self._direct.get(follow.channel) is follow:
+                del self._direct[follow.channel]
+            return
         followers = self._follows.get(follow.channel)
         if followers is None or follow not in followers:
             return
@@ -285,7 +320,7 @@ class RedisBackplane(Backplane):
         if not followers:
             del self._follows[follow.channel]
             if self._queue is not None and self._connected:
-                self._queue.put_nowait((b"unsub", follow.channel, None))
+                self._queue.put_nowait((b"unsub", follow.channel, None, b"", None))
 
     def watch(self, owner: str) -> None:
         self._watched[owner] = self._watched.get(owner, 0) + 1
@@ -306,7 +341,7 @@ class RedisBackplane(Backplane):
             try:
                 pubsub = self.client.pubsub()
                 self._pubsub = pubsub
-                await pubsub.subscribe(self._inbox_channel, self._broadcast_channel)
+                await pubsub.subscribe(self._inbox_channel, self._broadcast_channel, self._reply_channel)
                 self._connected = True
                 if not ready.done():
                     ready.set_result(None)
@@ -328,13 +363,24 @@ class RedisBackplane(Backplane):
 
     def _lost(self) -> None:
         follows = [f for group in self._follows.values() for f in group]
+        follows += self._direct.values()
         self._follows.clear()
+        self._direct.clear()
         if self._inbox is not None:
             self._inbox.lost_contact()
         for follow in follows:  # anything still following gets nothing more: end it
             follow.callback((0, b"", "lost"))
 
     async def _dispatch(self, channel: bytes, data: bytes) -> None:
+        if channel == self._reply_channel:  # an event of a stream this instance relays
+            name, _, blob = data.partition(b"\0")
+            follow = self._direct.get(name)
+            if follow is None:  # the relay ended (its client left, or it timed out): nobody wants it
+                return
+            event = self._open_event(name, blob)
+            if event is not None:
+                follow.callback(event)
+            return
         if channel == self._inbox_channel:
             message = self._open_message(channel, data)
             if message is not None and self._inbox is not None:
@@ -358,42 +404,70 @@ class RedisBackplane(Backplane):
                 for follow in list(followers):
                     follow.callback(event)
 
-    async def _write_forever(self, queue: asyncio.Queue[tuple[bytes, bytes, bytes | None]]) -> None:
-        """Events and registry updates, in order, as few round trips as the load allows."""
+    async def _write_forever(self, queue: asyncio.Queue[_Write]) -> None:
+        """Sends, events and registry updates, in order, as few round trips as the load allows."""
+        batch: list[_Write] = []
+        try:
+            while True:
+                batch = [await queue.get()]
+                await asyncio.sleep(0)  # let the handlers that are ready add theirs: bigger batches
+                while not queue.empty():
+                    batch.append(queue.get_nowait())
+                await self._write(batch)
+                batch = []
+        finally:  # cancelled (stop): whoever awaits a send not yet written gets an error
+            while not queue.empty():
+                batch.append(queue.get_nowait())
+            for *_, done in batch:
+                if done is not None and not done.done():
+                    done.set_exception(ConnectionError("the fleet's backplane stopped"))
+
+    async def _write(self, batch: list[_Write]) -> None:
         import redis.exceptions
 
         retention, keep = self.retention_ms, self.max_events
         sha = self._record_script.sha
-        while True:
-            batch = [await queue.get()]
-            while not queue.empty():
-                batch.append(queue.get_nowait())
-            unsubscribe = [name for op, name, _ in batch if op == b"unsub"]
-            for attempt in range(2):
-                pipe = self.client.pipeline(transaction=False)
-                for op, name, blob in batch:
-                    if op == b"ev":
-                        pipe.evalsha(sha, 1, name, blob, keep, retention)  # type: ignore[arg-type]
-                    elif op == b"del":
-                        pipe.delete(name)
-                try:
-                    if len(pipe):
-                        await pipe.execute()
-                    break
-                except redis.exceptions.NoScriptError:
-                    if attempt:  # loaded and still missing: give up on this batch
-                        logger.info("could not write %d fleet update(s): the record script is missing", len(batch))
-                        break
-                    with contextlib.suppress(Exception):  # Redis restarted empty: load it and try again
-                        await self.client.script_load(_RECORD_SCRIPT)
-                except asyncio.CancelledError:
-                    raise
-                except Exception as exc:
-                    logger.info("could not write %d fleet update(s): %s", len(batch), exc)
-                    break
-            if unsubscribe and self._pubsub is not None and self._connected:
-                with contextlib.suppress(Exception):
-                    await self._pubsub.unsubscribe(*unsubscribe)
+        todo = [item for item in batch if item[0] != b"unsub"]
+        for attempt in range(2):
+            pipe = self.client.pipeline(transaction=False)
+            for op, name, blob, reply, _ in todo:
+                if op == b"ev":
+                    pipe.evalsha(sha, 1, name, blob, keep, retention, reply)  # type: ignore[arg-type]
+                elif op == b"pub":
+                    pipe.publish(name, blob)  # type: ignore[arg-type]
+                elif op == b"del":
+                    pipe.delete(name)
+            try:
+                results = await pipe.execute(raise_on_error=False) if len(pipe) else []
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                logger.info("could not write %d fleet update(s): %s", len(todo), exc)
+                for *_, done in todo:
+                    if done is not None and not done.done():
+                        done.set_exception(ConnectionError(f"the fleet's Redis is not reachable: {exc}"))
+                break
+            missing = []  # events whose script Redis lacks (it restarted empty): load it, then once more
+            for item, result in zip(todo, results, strict=True):
+                done = item[4]
+                if isinstance(result, redis.exceptions.NoScriptError) and not attempt:
+                    missing.append(item)
+                elif done is not None and not done.done():
+                    if isinstance(result, Exception):
+                        done.set_exception(result)
+                    else:
+                        done.set_result(int(result))
+                elif isinstance(result, Exception):
+                    logger.info("could not write a fleet update: %s", result)
+            if not missing:
+                break
+            todo = missing
+            with contextlib.suppress(Exception):
+                await self.client.script_load(_RECORD_SCRIPT)
+        unsubscribe = [name for op, name, *_ in batch if op == b"unsub"]
+        if unsubscribe and self._pubsub is not None and self._connected:
+            with contextlib.suppress(Exception):
+                await self._pubsub.unsubscribe(*unsubscribe)
 
     async def _beat_forever(self) -> None:
         """Say this instance is alive; register it again after Redis lost its data; check the

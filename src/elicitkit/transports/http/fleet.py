@@ -4,12 +4,13 @@ A legacy session lives on the instance that opened it (its *owner*). When a requ
 session this instance does not hold, the endpoint asks the backplane who owns it and relays:
 
 - a **request**: this instance follows a new stream of the session (a key it picks), hands the
-  owner the request, and answers its client from the events the owner records (JSON or SSE,
-  exactly as if the session were here);
+  owner the request, and answers its client from the events the owner records and sends to
+  this instance's reply channel (JSON or SSE, exactly as if the session were here);
 - a **response or notification** (the answer to a question, a cancel): handed to the owner, 202;
-- a **GET** with ``Last-Event-ID``: the recorded events after it, then the live ones (a stream
-  the owner answered itself was never recorded: the owner then publishes it from memory, from
-  that event on); without it, the session's standalone stream from now on;
+- a **GET** with ``Last-Event-ID``: the recorded events after it, then the live ones, which the
+  owner is asked to publish on the stream's own channel from then on (a stream the owner
+  answered itself was never recorded: the owner publishes it from memory, from that event on);
+  without it, the session's standalone stream from now on;
 - a **DELETE**: the owner ends the session.
 
 On the owner, a session is a :class:`FleetSession`. A request that landed on the owner costs
@@ -53,18 +54,23 @@ REDIS_GONE = "the fleet lost its shared store (Redis) during this call; try agai
 class RecordedStream(Stream):
     """A stream of a session in a fleet: its events are recorded for other instances."""
 
-    __slots__ = ("owner", "remote")
+    __slots__ = ("owner", "remote", "reply_to")
 
-    def __init__(self, key: str, request_id: RequestId | None, owner: FleetSession, remote: bool) -> None:
+    def __init__(
+        self, key: str, request_id: RequestId | None, owner: FleetSession, remote: bool, reply_to: str | None = None
+    ) -> None:
         super().__init__(key, request_id)
         self.owner = owner
         self.remote = remote  # opened for another instance, which answers the client
+        # The instance relaying it, which gets its live events on its reply channel; None: they
+        # go to the stream's own channel (whoever subscribed: a resumption, the standalone GET).
+        self.reply_to = reply_to
 
     def push(self, payload: bytes, final: bool) -> None:
         seq = self.next_seq
         super().push(payload, final)
         owner = self.owner
-        owner.backplane.record(owner.session_id, self.key, (seq, payload, FINAL if final else EVENT))
+        owner.backplane.record(owner.session_id, self.key, (seq, payload, FINAL if final else EVENT), self.reply_to)
         if final and self.remote:
             owner.drop_stream(self)
 
@@ -73,7 +79,7 @@ class RecordedStream(Stream):
         super().end_silently()
         if self.remote and not was_done:
             owner = self.owner
-            owner.backplane.record(owner.session_id, self.key, (self.next_seq, b"", END))
+            owner.backplane.record(owner.session_id, self.key, (self.next_seq, b"", END), self.reply_to)
             owner.drop_stream(self)
 
 
@@ -87,11 +93,13 @@ class FleetSession(HTTPSession):
         self.standalone = RecordedStream("g", None, self, False)
         self.by_key["g"] = self.standalone
 
-    def open_stream(self, request_id: RequestId, key: str | None = None, remote: bool = False) -> Stream:
+    def open_stream(
+        self, request_id: RequestId, key: str | None = None, remote: bool = False, reply_to: str | None = None
+    ) -> Stream:
         if not remote:  # the client is here: a plain stream, nothing recorded (see Fleet._attach)
             return super().open_stream(request_id)
         assert key is not None
-        stream = RecordedStream(key, request_id, self, True)
+        stream = RecordedStream(key, request_id, self, True, reply_to)
         self.streams[request_id] = stream
         self.by_key[key] = stream
         return stream
@@ -99,7 +107,8 @@ class FleetSession(HTTPSession):
     def close_stream(self, request_id: RequestId, retry_ms: int) -> bool:
         stream = self.streams.get(request_id)
         if isinstance(stream, RecordedStream) and stream.remote and not stream.done:
-            self.backplane.record(self.session_id, stream.key, (stream.next_seq, str(retry_ms).encode(), DETACH))
+            detach = (stream.next_seq, str(retry_ms).encode(), DETACH)
+            self.backplane.record(self.session_id, stream.key, detach, stream.reply_to)
             return True
         return super().close_stream(request_id, retry_ms)
 
@@ -138,10 +147,11 @@ class RemoteSession:
         self._buffer: list[Event] | None = None  # live events that came while the history was read
         self.attached: asyncio.Future[bool] | None = None  # the owner's answer to an attach
 
-    async def follow(self, stream: Stream, *, buffer: bool = False) -> None:
+    async def follow(self, stream: Stream, *, buffer: bool = False, direct: bool = False) -> None:
         self.stream = stream
         self._buffer = [] if buffer else None
-        self.following = await self.fleet.backplane.follow(self.session_id, stream.key, self.on_event)
+        backplane = self.fleet.backplane
+        self.following = await backplane.follow(self.session_id, stream.key, self.on_event, direct=direct)
         self.fleet.relays.add(self)
         self.fleet.backplane.watch(self.owner)
 
@@ -243,7 +253,9 @@ class Fleet:
         if not isinstance(session_id, str):
             return
         if kind == "req":
-            await self._request(session_id, message.get("key"), message.get("body"))
+            reply_to = message.get("reply")
+            reply = reply_to if isinstance(reply_to, str) else None
+            await self._request(session_id, message.get("key"), message.get("body"), reply)
         elif kind == "feed":
             hs = self.table.get(session_id)
             if hs is not None and isinstance(message.get("body"), dict):
@@ -267,7 +279,8 @@ class Fleet:
             self.backplane.record(session_id, key, (404, b"", REJECT))
             return
         self.backplane.record(session_id, key, (0, b"", ATTACHED))
-        if isinstance(stream, RecordedStream):  # recorded already: its followers get every event
+        if isinstance(stream, RecordedStream):  # recorded already: from now on, to its subscribers
+            stream.reply_to = None  # its relaying instance is gone (or its client left it)
             for seq, payload, final in stream.after(after):
                 self.backplane.record(session_id, key, (seq, payload, FINAL if final else EVENT))
             return
@@ -293,20 +306,20 @@ class Fleet:
         finally:
             stream.listeners -= 1
 
-    async def _request(self, session_id: str, key: object, body: object) -> None:
+    async def _request(self, session_id: str, key: object, body: object, reply_to: str | None) -> None:
         if not isinstance(key, str) or not isinstance(body, dict):
             return
         hs = self.table.get(session_id)
         request_id = body.get("id")
         if not isinstance(hs, FleetSession):
             error = ErrorResponse(request_id, MCPError(INVALID_REQUEST, self.table.missing_reason(session_id)))
-            self.backplane.record(session_id, key, (404, encode(error.to_wire()), REJECT))
+            self.backplane.record(session_id, key, (404, encode(error.to_wire()), REJECT), reply_to)
             return
         if request_id in hs.streams:
             error = ErrorResponse(request_id, MCPError(INVALID_REQUEST, f"request id {request_id!r} is already in use"))
-            self.backplane.record(session_id, key, (400, encode(error.to_wire()), REJECT))
+            self.backplane.record(session_id, key, (400, encode(error.to_wire()), REJECT), reply_to)
             return
-        hs.open_stream(request_id, key, remote=True)  # type: ignore[arg-type]
+        hs.open_stream(request_id, key, remote=True, reply_to=reply_to)  # type: ignore[arg-type]
         await hs.session.feed(body, HANDSHAKE)
 
     async def deliver(self, session_id: str, message: JSON) -> bool:
@@ -362,10 +375,11 @@ class Fleet:
             if owner is None:
                 return 404
             relay = RemoteSession(self, session_id, owner, protocol_version)
-            stream = Stream(f"{self.backplane.instance_id}.{next(self._keys)}", request_id)
-            await relay.follow(stream)
+            instance = self.backplane.instance_id
+            stream = Stream(f"{instance}.{next(self._keys)}", request_id)
+            await relay.follow(stream, direct=True)  # its events come on this instance's reply channel
             try:
-                message = {"k": "req", "sid": session_id, "key": stream.key, "body": body}
+                message = {"k": "req", "sid": session_id, "key": stream.key, "body": body, "reply": instance}
                 sent = await self.backplane.send(owner, message)
             except BaseException:
                 relay.drop_stream(stream)
@@ -423,9 +437,12 @@ class Fleet:
             await relay.follow(stream, buffer=True)
             try:
                 history = await self.backplane.replay(session_id, key, cursor)
-                if history is None and not await self._ask_owner(relay, owner, key, cursor):
-                    relay.drop_stream(stream)
-                    return 404
+                if not _ended(history) and not await self._ask_owner(relay, owner, key, cursor):
+                    # the owner no longer has it: it may have ended meanwhile (its end is recorded)
+                    history = await self.backplane.replay(session_id, key, cursor) if history is not None else None
+                    if not _ended(history):
+                        relay.drop_stream(stream)
+                        return 404
             except BaseException:
                 relay.drop_stream(stream)
                 raise
@@ -438,8 +455,9 @@ class Fleet:
         return relay, stream
 
     async def _ask_owner(self, relay: RemoteSession, owner: str, key: str, cursor: int) -> bool:
-        """Nothing recorded under ``key``: ask the owner to publish the stream from ``cursor``.
-        False: the owner has no such stream (or did not answer in time)."""
+        """Ask the owner to publish the stream from ``cursor`` on its channel: nothing was recorded
+        under ``key`` (the owner answered it itself), or its live events went to the instance
+        that relayed it until now. False: the owner has no such stream (or did not answer in time)."""
         relay.attached = asyncio.get_running_loop().create_future()
         message = {"k": "attach", "sid": relay.session_id, "key": key, "after": cursor}
         if not await self.backplane.send(owner, message):
@@ -448,3 +466,8 @@ class Fleet:
             return await asyncio.wait_for(relay.attached, _ATTACH_TIMEOUT)
         except TimeoutError:
             return False
+
+
+def _ended(history: list[Event] | None) -> bool:
+    """The recorded events end the stream: a resumption needs nothing live from the owner."""
+    return bool(history) and history[-1][2] in (FINAL, END, REJECT)  # type: ignore[index]
