@@ -180,9 +180,10 @@ class RedisTaskStore(TaskStore):
             raise RuntimeError("the task store is closed")
 
     @staticmethod
-    def _unavailable(action: str, exc: BaseException) -> TaskStoreUnavailable:
+    def _unavailable(action: str, exc: BaseException, *, log: bool = True) -> TaskStoreUnavailable:
         reason = f"Redis {action} failed: {type(exc).__name__}: {exc}"
-        logger.warning("task store unavailable: %s", reason)
+        if log:
+            logger.warning("task store unavailable: %s", reason)
         return TaskStoreUnavailable(reason)
 
     # -- the interface
@@ -270,7 +271,7 @@ class RedisTaskStore(TaskStore):
                 elif kind == "subscribe" and subscribed is not None:
                     await subscribed()
         except _UNAVAILABLE as exc:
-            raise self._unavailable("subscribe", exc) from exc
+            raise self._unavailable("subscribe", exc, log=False) from exc  # the caller retries: it logs
         finally:
             try:
                 await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
