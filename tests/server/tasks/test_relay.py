@@ -223,6 +223,14 @@ async def test_the_relay_picks_up_again_after_redis_restarts() -> None:
             await own_b.aclose()
 
 
+async def test_the_relay_stops_once_its_store_is_closed(client: aioredis.Redis, prefix: str) -> None:
+    store = RedisTaskStore(client, prefix=prefix)
+    await store.close()
+    relay = TaskChangeRelay(store, TaskEvents())
+    await asyncio.wait_for(relay.run(), 2)  # returns instead of retrying forever
+    assert relay.subscriptions == 0
+
+
 @pytest.mark.parametrize("kind", ["memory", "sqlite"])
 async def test_a_server_whose_store_is_not_shared_starts_no_relay(kind: str, tmp_path: Path) -> None:
     store = InMemoryTaskStore() if kind == "memory" else SQLiteTaskStore(tmp_path / "tasks.db")

@@ -175,6 +175,11 @@ class RedisTaskStore(TaskStore):
             record.task_id,
         ]
 
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called (then every method raises ``RuntimeError``)."""
+        return self._closed
+
     def _check_open(self) -> None:
         if self._closed:
             raise RuntimeError("the task store is closed")

@@ -49,6 +49,9 @@ class ChangeFeed(Protocol):
 
     async def get(self, task_id: str) -> TaskRecord | None: ...
 
+    @property
+    def closed(self) -> bool: ...
+
 
 def has_change_feed(store: object) -> TypeGuard[ChangeFeed]:
     """Whether ``store`` is shared and announces changes (then the server runs a relay)."""
@@ -69,27 +72,24 @@ class TaskChangeRelay:
         self.tried = asyncio.Event()  # set once the first attempt subscribed or failed
         self.subscriptions = 0  # how many times the subscription was confirmed (for tests, metrics)
         self._delay = first_delay
+        self._outage_logged = False
 
     async def run(self) -> None:
-        """Relay until cancelled, subscribing again with backoff whenever the feed is lost."""
-        lost_logged = False
+        """Relay until cancelled (or the store is closed), subscribing again with backoff whenever
+        the feed is lost; an outage is logged once, and the recovery once."""
         while True:
             try:
                 async for task_id in self.store.changes(subscribed=self._on_subscribed):
                     await self._relay_one(task_id)
             except TaskStoreUnavailable as exc:
-                if not lost_logged:
+                if not self._outage_logged:
                     logger.warning("task change relay lost the store (%s); subscribing again", exc.reason)
-                lost_logged = True
-            except RuntimeError:
-                logger.info("task change relay stopped: the task store is closed")
-                return
+                    self._outage_logged = True
             except Exception:
+                if self.store.closed:
+                    logger.info("task change relay stopped: the task store is closed")
+                    return
                 logger.exception("task change relay failed; subscribing again")
-            else:
-                lost_logged = False  # the feed ended by itself (unsubscribed): just subscribe again
-            if self.subscribed.is_set():
-                lost_logged = False  # it had been working: a new outage gets logged
             self.subscribed.clear()
             self.tried.set()
             delay, self._delay = self._delay, min(self._delay * 2, self.max_delay)
@@ -97,14 +97,15 @@ class TaskChangeRelay:
 
     async def _on_subscribed(self) -> None:
         """Redis confirmed the subscription: reset the backoff and catch up on watched tasks."""
-        first = self.subscriptions == 0
+        again = self.subscriptions > 0
         self.subscriptions += 1
         self._delay = self.first_delay
-        if not first:
+        if self._outage_logged:
             logger.info("task change relay subscribed again")
+            self._outage_logged = False
         self.subscribed.set()
         self.tried.set()
-        if not first:  # changes made while it was away were not announced to it: read them
+        if again:  # changes made while it was away were not announced to it: read them
             for task_id in self.events.watched():
                 await self._relay_one(task_id)
 
