@@ -24,6 +24,8 @@ from elicitkit.protocol.jsonrpc import JSON
 if TYPE_CHECKING:
     from elicitkit.server.scope import RequestScope
     from elicitkit.server.server import Server
+    from elicitkit.server.tasks.events import TaskSubscription
+    from elicitkit.server.tasks.store import TaskRecord
 
 __all__ = ["Listeners", "listen"]
 
@@ -52,17 +54,16 @@ class Listeners:
         return len(self._queues)
 
 
-async def _owned_tasks(server: Server, scope: RequestScope, task_ids: tuple[str, ...]) -> set[str]:
-    """The asked-for task ids this caller may watch (someone else's task looks like no task)."""
+async def _owned_tasks(server: Server, scope: RequestScope, task_ids: tuple[str, ...]) -> dict[str, TaskRecord]:
+    """The asked-for tasks this caller may watch, as read now (someone else's task looks like no task)."""
     if not task_ids or not server.tasks.enabled:
-        return set()
+        return {}
     runner = await server.tasks.runner()
     owner = server.tasks.owner(scope)
-    owned: set[str] = set()
+    owned: dict[str, TaskRecord] = {}
     for task_id in task_ids:
         with contextlib.suppress(MCPError):
-            await runner.get(task_id, owner=owner)
-            owned.add(task_id)
+            owned[task_id] = await runner.get(task_id, owner=owner)
     return owned
 
 
@@ -72,30 +73,38 @@ async def listen(server: Server, scope: RequestScope) -> JSON:
         raise MCPError(METHOD_NOT_FOUND, f"Method not found: {subs.LISTEN}")
     wanted = subs.parse_listen(scope.params)
     wire.check_listen(wanted, scope.client_capabilities)
-    owned = await _owned_tasks(server, scope, wanted.task_ids)
-    accepted = wanted.restrict(
-        tools=True,
-        prompts=True,
-        resources=True,
-        resource_ok=lambda uri: True,
-        task_ok=owned.__contains__,
-    )
-    stream_id = _wire_id(scope)
-    notify = scope.request.notify
-    queue = server.listeners.open()
+    # watch before reading who owns what: a change committed meanwhile is not lost
+    tasks = server.tasks.events.subscribe(wanted.task_ids) if wanted.task_ids and server.tasks.enabled else None
+    queue: asyncio.Queue[Event] | None = None
     try:
+        owned = await _owned_tasks(server, scope, wanted.task_ids)
+        accepted = wanted.restrict(
+            tools=True,
+            prompts=True,
+            resources=True,
+            resource_ok=lambda uri: True,
+            task_ok=owned.__contains__,
+        )
+        if tasks is not None:
+            tasks.narrow(accepted.task_ids, current=owned)
+        stream_id = _wire_id(scope)
+        notify = scope.request.notify
+        queue = server.listeners.open()
         ack = subs.acknowledgement(stream_id, accepted)
         await notify(ack["method"], ack["params"])
         async with anyio.create_task_group() as group:
-            if accepted.task_ids:
-                group.start_soon(_forward_tasks, server, accepted.task_ids, stream_id, notify)
+            if tasks is not None and tasks.task_ids:
+                group.start_soon(_forward_tasks, tasks, stream_id, notify)
             while True:
                 method, params = await queue.get()
                 if accepted.wants(method, params):
                     message = subs.tagged(method, params, stream_id)
                     await notify(message["method"], message["params"])
     finally:
-        server.listeners.close(queue)
+        if queue is not None:
+            server.listeners.close(queue)
+        if tasks is not None:
+            tasks.close()
     return subs.closed(stream_id)  # the stream ended without the client leaving (not today)
 
 
@@ -111,8 +120,7 @@ def _wire_id(scope: RequestScope) -> Any:
     return public if public is not None else scope.request.id
 
 
-async def _forward_tasks(server: Server, task_ids: tuple[str, ...], stream_id: Any, notify: Any) -> None:
-    async with server.tasks.events.subscribe(task_ids) as views:
-        async for view in views:
-            message = wire.task_notification(view, stream_id)
-            await notify(message["method"], message["params"])
+async def _forward_tasks(tasks: TaskSubscription, stream_id: Any, notify: Any) -> None:
+    async for view in tasks:
+        message = wire.task_notification(view, stream_id)
+        await notify(message["method"], message["params"])

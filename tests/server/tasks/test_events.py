@@ -100,3 +100,63 @@ async def test_the_runner_reports_a_task_life_to_its_listeners() -> None:
                 break
     assert seen[0] == "input_required" and seen[-1] == "completed"
     assert events.watching(created.task_id) == 0
+
+
+# ----------------------------------------------------------------------------- a change reaches a stream once
+
+
+def pending(stream: Any) -> list[tuple[str, str | None]]:
+    return [(view.task_id, view.status_message) for view in stream._pending.values()]
+
+
+async def test_a_change_published_here_and_relayed_back_reaches_a_stream_once() -> None:
+    events = TaskEvents()
+    stream = events.subscribe(["a"])
+    events.publish(record("a", status_message="1", version=2))  # committed here
+    events.relay(record("a", status_message="1", version=2))  # the same write, back from the shared store
+    assert pending(stream) == [("a", "1")]
+    assert (await anext(stream)).status_message == "1"
+    events.relay(record("a", status_message="2", version=3))  # relayed first this time
+    events.publish(record("a", status_message="2", version=3))  # then the local hook: nothing more
+    events.relay(record("a", status_message="1", version=2))  # a late, older read: dropped
+    assert pending(stream) == [("a", "2")]
+
+
+async def test_a_relayed_write_the_wire_does_not_show_is_not_sent() -> None:
+    events = TaskEvents()
+    stream = events.subscribe(["a"])
+    events.publish(record("a", status_message="running", version=1))
+    await anext(stream)
+    events.relay(record("a", status_message="running", version=2, lease_expires_at=9.0))  # a lease renewal
+    events.relay(record("a", status_message="running", version=3, lease_expires_at=12.0))
+    assert pending(stream) == []
+    events.relay(record("a", status="input_required", status_message="running", version=4))
+    assert [v.status for v in stream._pending.values()] == ["input_required"]
+
+
+async def test_a_stream_starts_from_the_records_its_caller_read() -> None:
+    events = TaskEvents()
+    stream = events.subscribe(["a", "b"], current={"a": record("a", status_message="1", version=5)})
+    events.relay(record("a", status_message="1", version=5))  # what the caller read: not a change
+    events.relay(record("a", status_message="1", version=6))  # a renewal: not shown either
+    events.relay(record("b", status_message="x", version=1))  # no record read for b: any change is news
+    assert pending(stream) == [("b", "x")]
+    events.publish(record("a", status_message="2", version=7))
+    assert pending(stream) == [("b", "x"), ("a", "2")]
+
+
+async def test_narrowing_drops_ids_and_keeps_what_came_in_meanwhile() -> None:
+    events = TaskEvents()
+    stream = events.subscribe(["mine", "theirs", "late"])
+    events.publish(record("theirs", version=1))
+    events.publish(record("late", status_message="old", version=3))  # committed while the caller read
+    stream.narrow(
+        ["mine", "late"],
+        current={"mine": record("mine", version=2), "late": record("late", status_message="new", version=4)},
+    )
+    assert events.watching("theirs") == 0 and events.watching("mine") == events.watching("late") == 1
+    assert pending(stream) == [("late", "new")]  # the newer read replaces the older change
+    events.relay(record("mine", version=2))
+    assert pending(stream) == [("late", "new")]
+    stream.close()
+    assert events.watched() == []

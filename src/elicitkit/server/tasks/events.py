@@ -4,14 +4,20 @@
 asked for some task ids iterates ``events.subscribe(ids)`` and sends each view as a
 ``notifications/tasks``. Every notification carries the task's whole state, so a slow stream
 never needs the states it missed: per task only the newest one waits, and memory per stream is
-bounded by the number of ids it watches. Changes committed by another process reach only that
-process's streams (the fleet backplane carries them further); clients can always poll.
+bounded by the number of ids it watches.
+
+Changes committed by another process sharing the store reach this one through
+:class:`~elicitkit.server.tasks.relay.TaskChangeRelay`, which hands them to :meth:`TaskEvents.relay`.
+Each stream remembers, per task, the version (and view) it last got, so a change reaches a stream
+once even when it arrives twice (committed here, then relayed back from the store's channel) or out
+of order (a relayed read older than a local commit), and a write no client can see (a run renewing
+its lease elsewhere) is not sent at all.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Mapping
 from types import TracebackType
 
 from elicitkit.protocol.tasks import TaskView
@@ -27,10 +33,22 @@ class TaskSubscription(AsyncIterator[TaskView]):
         self.task_ids = task_ids
         self._events = events
         self._pending: dict[str, TaskView] = {}
+        # per task, the newest version this stream got (or started from) and its view: what makes
+        # a change arriving twice, late, or invisible on the wire reach the client at most once
+        self._seen: dict[str, tuple[int, TaskView]] = {}
         self._wake = asyncio.Event()
         self._closed = False
 
-    def _offer(self, view: TaskView) -> None:
+    def _offer(self, version: int, view: TaskView, *, relayed: bool) -> None:
+        if version:  # 0: a record no store versioned (tests): always offered
+            seen = self._seen.get(view.task_id)
+            if seen is not None:
+                if version <= seen[0]:
+                    return  # had it (from this process, or from the relay) or newer already
+                if relayed and view == seen[1]:
+                    self._seen[view.task_id] = (version, view)
+                    return  # a write the wire does not show (another instance renewing its lease)
+            self._seen[view.task_id] = (version, view)
         self._pending.pop(view.task_id, None)  # re-insert: order by the latest change
         self._pending[view.task_id] = view
         self._wake.set()
@@ -47,11 +65,37 @@ class TaskSubscription(AsyncIterator[TaskView]):
         task_id = next(iter(self._pending))
         return self._pending.pop(task_id)
 
+    def narrow(self, task_ids: Iterable[str], *, current: Mapping[str, TaskRecord] | None = None) -> None:
+        """Watch only those of ``task_ids`` watched already, from the records in ``current`` on.
+
+        For a stream that subscribes to every id asked for before it reads which the caller may
+        see: what is committed while it reads is not lost, and the others are dropped.
+        """
+        keep = self.task_ids.intersection(task_ids)
+        gone = self.task_ids - keep
+        self._events._drop(self, gone)
+        self.task_ids = keep
+        for task_id in gone:
+            self._pending.pop(task_id, None)
+            self._seen.pop(task_id, None)
+        if current is not None:
+            self._start_from(current)
+
+    def _start_from(self, current: Mapping[str, TaskRecord]) -> None:
+        for task_id in self.task_ids:
+            record = current.get(task_id)
+            if record is None or not record.version:
+                continue
+            if task_id in self._seen:  # a change came in meanwhile: the record read is as new or newer
+                self._offer(record.version, record.view(), relayed=True)
+            else:
+                self._seen[task_id] = (record.version, record.view())
+
     def close(self) -> None:
         """Stop receiving; an iteration in progress ends once what is pending is taken."""
         if not self._closed:
             self._closed = True
-            self._events._drop(self)
+            self._events._drop(self, self.task_ids)
             self._wake.set()
 
     async def __aenter__(self) -> TaskSubscription:
@@ -69,28 +113,47 @@ class TaskEvents:
     def __init__(self) -> None:
         self._by_task: dict[str, set[TaskSubscription]] = {}
 
-    def subscribe(self, task_ids: Iterable[str]) -> TaskSubscription:
-        """Start receiving changes of these tasks (ids the caller may see: the stream checks that)."""
+    def subscribe(
+        self, task_ids: Iterable[str], *, current: Mapping[str, TaskRecord] | None = None
+    ) -> TaskSubscription:
+        """Start receiving changes of these tasks (ids the caller may see: the stream checks that).
+
+        ``current``: the records the caller already read, by id; only changes after them are sent.
+        """
         subscription = TaskSubscription(self, frozenset(task_ids))
         for task_id in subscription.task_ids:
             self._by_task.setdefault(task_id, set()).add(subscription)
+        if current is not None:
+            subscription._start_from(current)
         return subscription
 
     def publish(self, record: TaskRecord) -> None:
-        """Hand a committed change to every stream watching its task (no-op when none is)."""
+        """Hand a change committed by this process to every stream watching its task (no-op when none is)."""
+        self._fan_out(record, relayed=False)
+
+    def relay(self, record: TaskRecord) -> None:
+        """Hand a task as another process left it (read back from a shared store) to its streams:
+        sent only if newer than what each stream got and different from it on the wire."""
+        self._fan_out(record, relayed=True)
+
+    def _fan_out(self, record: TaskRecord, *, relayed: bool) -> None:
         watchers = self._by_task.get(record.task_id)
         if not watchers:
             return
         view = record.view()
         for subscription in watchers:
-            subscription._offer(view)
+            subscription._offer(record.version, view, relayed=relayed)
 
     def watching(self, task_id: str) -> int:
-        """How many streams watch a task (for tests and metrics)."""
+        """How many streams watch a task (the relay reads only those; also for tests and metrics)."""
         return len(self._by_task.get(task_id, ()))
 
-    def _drop(self, subscription: TaskSubscription) -> None:
-        for task_id in subscription.task_ids:
+    def watched(self) -> list[str]:
+        """The ids some stream watches (what the relay reads again after a lost subscription)."""
+        return list(self._by_task)
+
+    def _drop(self, subscription: TaskSubscription, task_ids: Iterable[str]) -> None:
+        for task_id in task_ids:
             watchers = self._by_task.get(task_id)
             if watchers is not None:
                 watchers.discard(subscription)

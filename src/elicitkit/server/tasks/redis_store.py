@@ -23,7 +23,8 @@ Layout, under ``prefix`` (default ``elicitkit:``):
 * ``{prefix}tasks:stale``: a sorted set of ``working`` ids by lease expiry (``-inf`` when no
   lease), for :meth:`list_stale`; other statuses are not in it;
 * ``{prefix}tasks:changed``: a pub/sub channel; every committed write publishes the task id
-  (:meth:`changes`), so another instance can tell its ``subscriptions/listen`` streams.
+  (:meth:`changes`), so the other instances can tell their ``subscriptions/listen`` streams
+  (:class:`~elicitkit.server.tasks.relay.TaskChangeRelay`, started by the server on first use).
 
 Every write is one Lua script (compare, write, re-index, set the key's expiry, publish), so it
 is atomic on the server and costs one round trip. A record with a TTL also gets a Redis expiry
@@ -44,7 +45,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -174,14 +175,20 @@ class RedisTaskStore(TaskStore):
             record.task_id,
         ]
 
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called (then every method raises ``RuntimeError``)."""
+        return self._closed
+
     def _check_open(self) -> None:
         if self._closed:
             raise RuntimeError("the task store is closed")
 
     @staticmethod
-    def _unavailable(action: str, exc: BaseException) -> TaskStoreUnavailable:
+    def _unavailable(action: str, exc: BaseException, *, log: bool = True) -> TaskStoreUnavailable:
         reason = f"Redis {action} failed: {type(exc).__name__}: {exc}"
-        logger.warning("task store unavailable: %s", reason)
+        if log:
+            logger.warning("task store unavailable: %s", reason)
         return TaskStoreUnavailable(reason)
 
     # -- the interface
@@ -248,22 +255,28 @@ class RedisTaskStore(TaskStore):
 
     # -- beyond the interface
 
-    async def changes(self) -> AsyncIterator[str]:
+    async def changes(self, *, subscribed: Callable[[], Awaitable[None]] | None = None) -> AsyncIterator[str]:
         """The id of every task any instance changes from now on (created, replaced or deleted).
 
-        For carrying ``notifications/tasks`` across a fleet: read the record (``get``) and hand it
-        to the local ``TaskEvents.publish``. Pub/sub is at-most-once (a message sent while this
-        instance is disconnected is lost), which is fine for notifications: clients can poll.
+        For carrying ``notifications/tasks`` across a fleet (:class:`~elicitkit.server.tasks.relay.TaskChangeRelay`
+        reads the record and hands it to the local :class:`~elicitkit.server.tasks.events.TaskEvents`).
+        ``subscribed`` is awaited each time Redis confirms the subscription: at first, and again
+        after redis-py reconnected on its own, since changes made while it was away are lost (pub/sub
+        is at most once) and the caller may want to read what it watches again. Raises
+        :class:`TaskStoreUnavailable` when the connection is lost for good.
         """
         self._check_open()
-        pubsub = self.client.pubsub(ignore_subscribe_messages=True)
+        pubsub = self.client.pubsub()
         try:
             await pubsub.subscribe(self.channel)
             async for message in pubsub.listen():
-                if message.get("type") == "message":
+                kind = message.get("type")  # redis-py gives it as str
+                if kind == "message":
                     yield _text(message["data"])
+                elif kind == "subscribe" and subscribed is not None:
+                    await subscribed()
         except _UNAVAILABLE as exc:
-            raise self._unavailable("subscribe", exc) from exc
+            raise self._unavailable("subscribe", exc, log=False) from exc  # the caller retries: it logs
         finally:
             try:
                 await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped

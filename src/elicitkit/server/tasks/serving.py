@@ -5,7 +5,9 @@ Only the 2026-07-28 era knows tasks. A ``tools/call`` of a task tool from a requ
 the extension is answered with a ``CreateTaskResult`` (after the questions the tool asks before
 becoming a task, see :meth:`Context.run_as_task`); ``tasks/get|update|cancel`` go to the runner.
 The runner and its store are made on first use, on the loop that serves, so a server that never
-runs a task opens no database.
+runs a task opens no database. With them start the sweeper and, when the store is shared by a fleet
+(``RedisTaskStore``), the relay that carries other instances' changes to this instance's listen
+streams (:mod:`elicitkit.server.tasks.relay`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from elicitkit.protocol.errors import METHOD_NOT_FOUND, MCPError
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.server.rounds.round import InputRound
 from elicitkit.server.tasks.events import TaskEvents
+from elicitkit.server.tasks.relay import TaskChangeRelay, has_change_feed
 from elicitkit.server.tasks.run import BecomeTask, TaskRound, make_run_once, pinned_answers
 from elicitkit.server.tasks.runner import TaskRunner, task_not_found
 from elicitkit.server.tasks.store import SQLiteTaskStore, TaskStore
@@ -50,6 +53,7 @@ __all__ = [
 ENV_TASK_DB = "ELICITKIT_TASK_DB"
 SWEEP_INTERVAL = 30.0  # seconds between sweeps for expired tasks and runs whose process died
 LEASE = 30.0  # seconds a task run holds its claim between renewals (TaskRunner's lease)
+RELAY_START_TIMEOUT = 5.0  # seconds the first task call waits for the relay's first subscription
 
 TaskMode = Literal["never", "optional", "required"]
 
@@ -87,6 +91,8 @@ class TaskSupport:
         self._runner: TaskRunner | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._sweeper: asyncio.Task[None] | None = None
+        self.relay: TaskChangeRelay | None = None  # other instances' changes, with a shared store
+        self._relaying: asyncio.Task[None] | None = None
         self.sweep_interval = sweep_interval
         # seconds a run may go without renewing its claim before another process takes it over
         # (a fleet sharing a store may want it short, with a short sweep_interval to match)
@@ -107,7 +113,11 @@ class TaskSupport:
         return self._store
 
     async def runner(self) -> TaskRunner:
-        """The process's runner, on the running loop (swept once now, then every ``sweep_interval``)."""
+        """The process's runner, on the running loop (swept once now, then every ``sweep_interval``).
+
+        With a shared store, the change relay starts too, and the first call waits (boundedly)
+        until it is subscribed, so a listen stream opened after it hears every later change.
+        """
         loop = asyncio.get_running_loop()
         if self._runner is not None and self._loop is loop:
             return self._runner
@@ -125,6 +135,13 @@ class TaskSupport:
         except Exception:
             logger.exception("sweeping the task store at start-up failed")
         self._sweeper = loop.create_task(self._sweep_forever(runner), name="elicitkit-task-sweeper")
+        store = self.store
+        if has_change_feed(store):  # a fleet: a single process starts nothing here
+            relay = TaskChangeRelay(store, self.events)
+            self.relay = relay
+            self._relaying = loop.create_task(relay.run(), name="elicitkit-task-relay")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(relay.tried.wait(), RELAY_START_TIMEOUT)
         return runner
 
     def _interrupted_policy(self, tool: str) -> Literal["fail", "rerun"] | None:
@@ -140,13 +157,15 @@ class TaskSupport:
                 logger.exception("sweeping the task store failed")
 
     async def aclose(self) -> None:
-        """Stop the sweeper and this process's runs (their tasks stay in the store for the next
+        """Stop the sweeper, the relay and this process's runs (their tasks stay in the store for the next
         process to settle), and close the store if the server made it."""
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._sweeper
-            self._sweeper = None
+        for background in (self._sweeper, self._relaying):
+            if background is not None:
+                background.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await background
+        self._sweeper = self._relaying = None
+        self.relay = None
         if self._runner is not None:
             await self._runner.aclose()
             self._runner = None
