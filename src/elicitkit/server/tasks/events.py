@@ -33,22 +33,22 @@ class TaskSubscription(AsyncIterator[TaskView]):
         self.task_ids = task_ids
         self._events = events
         self._pending: dict[str, TaskView] = {}
-        # per task, the newest version this stream got (or started from) and its view: what makes
+        # per task, the newest record version (revision) this stream got (or started from) and its view: what makes
         # a change arriving twice, late, or invisible on the wire reach the client at most once
         self._seen: dict[str, tuple[int, TaskView]] = {}
         self._wake = asyncio.Event()
         self._closed = False
 
-    def _offer(self, version: int, view: TaskView, *, relayed: bool) -> None:
-        if version:  # 0: a record no store versioned (tests): always offered
+    def _offer(self, revision: int, view: TaskView, *, relayed: bool) -> None:
+        if revision:  # 0: a record no store versioned (tests): always offered
             seen = self._seen.get(view.task_id)
             if seen is not None:
-                if version <= seen[0]:
+                if revision <= seen[0]:
                     return  # had it (from this process, or from the relay) or newer already
                 if relayed and view == seen[1]:
-                    self._seen[view.task_id] = (version, view)
+                    self._seen[view.task_id] = (revision, view)
                     return  # a write the wire does not show (another instance renewing its lease)
-            self._seen[view.task_id] = (version, view)
+            self._seen[view.task_id] = (revision, view)
         self._pending.pop(view.task_id, None)  # re-insert: order by the latest change
         self._pending[view.task_id] = view
         self._wake.set()
