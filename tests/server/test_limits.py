@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-import anyio
 import httpx
 import pytest
 from pydantic import BaseModel
@@ -18,6 +17,7 @@ from elicitkit.elicitation.requests import ElicitRequest
 from elicitkit.elicitation.results import ElicitationResult
 from elicitkit.server.rounds.sealing import PUBLIC_MESSAGE
 from elicitkit.transports.http.asgi import StreamableHTTPHandler
+from kit.asgi import serve_app
 from kit.raw import HttpWire, Modern, accept, complete, headers_for, input_required, memory_wire, meta
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
@@ -142,7 +142,6 @@ async def test_without_a_principal_hook_state_is_not_bound_to_one() -> None:
 async def _served_behind_auth(server: Server) -> AsyncIterator[str]:
     """The endpoint behind a stand-in for an authentication middleware: ``X-Test-User`` becomes
     ``scope["user"]``, as Starlette's AuthenticationMiddleware would set it."""
-    import uvicorn
     from starlette.authentication import SimpleUser
 
     handler = StreamableHTTPHandler(server)
@@ -154,17 +153,8 @@ async def _served_behind_auth(server: Server) -> AsyncIterator[str]:
                 scope["user"] = SimpleUser(user.decode())
         await handler(scope, receive, send)
 
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on", access_log=False)
-    userver = uvicorn.Server(config)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(userver.serve)
-        while not userver.started:  # noqa: ASYNC110 - uvicorn offers no started event
-            await anyio.sleep(0.01)
-        port = userver.servers[0].sockets[0].getsockname()[1]
-        try:
-            yield f"http://127.0.0.1:{port}/mcp"
-        finally:
-            userver.should_exit = True
+    async with serve_app(app) as base:
+        yield f"{base}/mcp"
 
 
 async def test_defect_18_over_http_a_state_is_bound_to_the_authenticated_user() -> None:

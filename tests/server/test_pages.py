@@ -25,6 +25,7 @@ from elicitkit.elicitation.results import ElicitationResult
 from elicitkit.protocol.errors import MCPError
 from elicitkit.server import Context, Server
 from elicitkit.server.pages import CLAIM_ARGUMENT, configure_pages, pages_of
+from kit.asgi import serve_app
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
 
@@ -547,7 +548,6 @@ async def test_a_tool_with_two_questions_gets_both_answers_over_three_calls(era:
 @contextlib.asynccontextmanager
 async def user_app(server: Server, prefix: str = "/tools") -> AsyncIterator[str]:
     """A user's app (a home page, the MCP app mounted at ``prefix``) under uvicorn; yields the MCP URL."""
-    import uvicorn
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import PlainTextResponse
@@ -566,18 +566,11 @@ async def user_app(server: Server, prefix: str = "/tools") -> AsyncIterator[str]
         return PlainTextResponse("the user's own app")
 
     app = Starlette(routes=[Route("/", home), Mount(prefix, app=mcp)], lifespan=lifespan)
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", access_log=False, lifespan="on")
-    userver = uvicorn.Server(config)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(userver.serve)
-        while not userver.started:  # noqa: ASYNC110 - uvicorn offers no started event
-            await anyio.sleep(0.01)
-        port = userver.servers[0].sockets[0].getsockname()[1]
-        try:
-            yield f"http://127.0.0.1:{port}{prefix}/mcp"
-        finally:
-            userver.should_exit = True
-            await pages_of(server).aclose()
+    try:
+        async with serve_app(app) as base:
+            yield f"{base}{prefix}/mcp"
+    finally:
+        await pages_of(server).aclose()
 
 
 @pytest.mark.parametrize("era", ERAS)
