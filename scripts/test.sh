@@ -18,6 +18,8 @@ case "$CACHE" in
 esac
 export ELICITKIT_CACHE="$CACHE"
 export PATH="$REPO/.venv/bin:$PATH"
+# The fuzzers draw the same inputs every run here; ELICITKIT_FUZZ=explore hunts for new ones.
+export ELICITKIT_FUZZ="${ELICITKIT_FUZZ:-fixed}"
 
 failed=()
 

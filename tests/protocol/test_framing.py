@@ -91,6 +91,20 @@ def test_line_framer_crlf_line_at_the_limit_independent_of_chunking() -> None:
     assert feed_all(framer, [b"12345\r", b"\n"]) == [b"12345"]
 
 
+def test_line_framer_oversized_size_leaves_out_the_cr_however_chunked() -> None:
+    # Found by the fuzz suite in CI: one byte at a time, the discarded \r was counted.
+    stream = b"\x00" * 9 + b"\r\n"
+    assert LineFramer(8).feed(stream) == [Oversized(9)]
+    for chunks in splits(stream):
+        assert feed_all(LineFramer(8), chunks) == [Oversized(9)], chunks
+
+
+def test_line_framer_eof_applies_the_limit_and_the_cr_rule() -> None:
+    assert feed_all(LineFramer(5), [b"123456"], eof=True) == [Oversized(6)]  # one byte of \r slack, no more
+    assert feed_all(LineFramer(5), [b"12345\r"], eof=True) == [b"12345"]
+    assert feed_all(LineFramer(4), [b"abcdefg", b"h\r"], eof=True) == [Oversized(8)]
+
+
 def test_line_framer_eof_flushes_last_unterminated_frame() -> None:
     framer = LineFramer(100)
     assert framer.feed(b'{"a":1}\n{"b":') == [b'{"a":1}']

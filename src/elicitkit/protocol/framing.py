@@ -11,7 +11,11 @@ from dataclasses import dataclass, field
 
 @dataclass(slots=True)
 class Oversized:
-    """A frame longer than the limit; its bytes were discarded."""
+    """A frame longer than the limit; its bytes were discarded.
+
+    ``size`` counts the frame's content, without its ``\n`` or a trailing ``\r``, so it is the
+    same however the bytes happened to be chunked.
+    """
 
     size: int
 
@@ -19,13 +23,14 @@ class Oversized:
 class LineFramer:
     """Splits a byte stream into ``\\n``-terminated frames (a trailing ``\\r`` is dropped)."""
 
-    __slots__ = ("_buf", "_discarded", "_discarding", "max_bytes")
+    __slots__ = ("_buf", "_discarded", "_discarded_cr", "_discarding", "max_bytes")
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
         self._buf = bytearray()
         self._discarding = False
         self._discarded = 0
+        self._discarded_cr = False  # the last discarded byte was \r (it may end the frame)
 
     def feed(self, data: bytes) -> list[bytes | Oversized]:
         out: list[bytes | Oversized] = []
@@ -35,10 +40,13 @@ class LineFramer:
             if nl < 0:
                 rest = data[start:]
                 if self._discarding:
-                    self._discarded += len(rest)
+                    if rest:
+                        self._discarded += len(rest)
+                        self._discarded_cr = rest.endswith(b"\r")
                 elif len(self._buf) + len(rest) > self.max_bytes + 1:  # +1: a trailing \r is not content
                     self._discarding = True
                     self._discarded = len(self._buf) + len(rest)
+                    self._discarded_cr = (rest or self._buf).endswith(b"\r")
                     self._buf.clear()
                 else:
                     self._buf += rest
@@ -46,7 +54,8 @@ class LineFramer:
             chunk = data[start:nl]
             start = nl + 1
             if self._discarding:
-                out.append(Oversized(self._discarded + len(chunk)))
+                ends_cr = chunk.endswith(b"\r") if chunk else self._discarded_cr
+                out.append(Oversized(self._discarded + len(chunk) - ends_cr))
                 self._discarding = False
                 self._discarded = 0
                 continue
@@ -64,15 +73,18 @@ class LineFramer:
                 out.append(line)
 
     def eof(self) -> list[bytes | Oversized]:
-        """Flush a last frame that had no newline."""
+        """Flush a last frame that had no newline, under the same limit and ``\r`` rule."""
         if self._discarding:
             self._discarding = False
-            return [Oversized(self._discarded)]
-        if self._buf.strip():
-            line = bytes(self._buf)
-            self._buf.clear()
-            return [line]
-        return []
+            size, self._discarded = self._discarded - self._discarded_cr, 0
+            return [Oversized(size)]
+        line = bytes(self._buf)
+        self._buf.clear()
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        if len(line) > self.max_bytes:
+            return [Oversized(len(line))]
+        return [line] if line.strip() else []
 
 
 @dataclass(slots=True)
