@@ -75,9 +75,7 @@ def test_decode_gives_json_or_a_parse_error(data: bytes) -> None:
     st.lists(st.integers(1, 64), min_size=1, max_size=10),
     st.integers(8, 48),
 )
-def test_line_framer_is_independent_of_chunking(
-    lines: list[bytes], tail: bytes, cuts: list[int], limit: int
-) -> None:
+def test_line_framer_is_independent_of_chunking(lines: list[bytes], tail: bytes, cuts: list[int], limit: int) -> None:
     stream = b"".join(line + b"\n" for line in lines) + tail
     one = LineFramer(limit)
     whole = one.feed(stream) + one.eof()

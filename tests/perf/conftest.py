@@ -8,4 +8,3 @@ import pytest
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "perf: scale tests (thousands of requests at once); checks correctness only")
-

@@ -43,7 +43,6 @@ async def _sample(params: dict[str, Any]) -> dict[str, Any]:
     return {"role": "assistant", "content": {"type": "text", "text": "4"}, "model": "m", "stopReason": "endTurn"}
 
 
-
 @pytest.fixture(scope="module")
 async def http_url() -> AsyncIterator[str]:
     async with serve_http_background(build_server(), port=0) as handle:
