@@ -16,8 +16,8 @@ from elicitkit import Client, Context, Server
 from elicitkit.elicitation.requests import ElicitRequest
 from elicitkit.elicitation.results import ElicitationResult
 from elicitkit.server.rounds.sealing import PUBLIC_MESSAGE
+from elicitkit.testing.kit.serving import asgi_in_process
 from elicitkit.transports.http.asgi import StreamableHTTPHandler
-from kit.asgi import serve_app
 from kit.raw import HttpWire, Modern, accept, complete, headers_for, input_required, memory_wire, meta
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
@@ -153,7 +153,7 @@ async def _served_behind_auth(server: Server) -> AsyncIterator[str]:
                 scope["user"] = SimpleUser(user.decode())
         await handler(scope, receive, send)
 
-    async with serve_app(app) as base:
+    async with asgi_in_process(app) as base:
         yield f"{base}/mcp"
 
 

@@ -25,7 +25,7 @@ from elicitkit.elicitation.results import ElicitationResult
 from elicitkit.protocol.errors import MCPError
 from elicitkit.server import Context, Server
 from elicitkit.server.pages import CLAIM_ARGUMENT, configure_pages, pages_of
-from kit.asgi import serve_app
+from elicitkit.testing.kit.serving import asgi_in_process
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
 
@@ -567,7 +567,7 @@ async def user_app(server: Server, prefix: str = "/tools") -> AsyncIterator[str]
 
     app = Starlette(routes=[Route("/", home), Mount(prefix, app=mcp)], lifespan=lifespan)
     try:
-        async with serve_app(app) as base:
+        async with asgi_in_process(app) as base:
             yield f"{base}{prefix}/mcp"
     finally:
         await pages_of(server).aclose()

@@ -175,8 +175,6 @@ class Context:
             form = form_for(schema)
         except Exception as exc:  # a bad schema: raised where the question is awaited, as always
             return _raise(exc)
-        if via is None and fallback is None and deadline is None:
-            return asking.ask_form(self._scope, message, form, timeout=timeout, max_attempts=max_attempts, key=key)
         return asking.ask_form(
             self._scope,
             message,

@@ -139,11 +139,19 @@ def serve_command(spec: str, *extra: str) -> list[str]:
 @contextlib.asynccontextmanager
 async def http_in_process(server: Server) -> AsyncIterator[str]:
     """``server.asgi_app()`` under uvicorn in this event loop on a free loopback port; yields the URL."""
+    async with asgi_in_process(server.asgi_app()) as base:
+        yield f"{base}/mcp"
+
+
+@contextlib.asynccontextmanager
+async def asgi_in_process(app: Any) -> AsyncIterator[str]:
+    """Any ASGI app (its lifespan on) under uvicorn in this event loop; yields ``http://127.0.0.1:<port>``.
+
+    For an app built around the endpoint: a user's Starlette app, an auth layer in front.
+    """
     import uvicorn
 
-    config = uvicorn.Config(
-        server.asgi_app(), host="127.0.0.1", port=0, log_level="warning", access_log=False, lifespan="on"
-    )
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", access_log=False, lifespan="on")
     config.timeout_graceful_shutdown = 2
     userver = uvicorn.Server(config)
     async with anyio.create_task_group() as tg:
@@ -155,7 +163,7 @@ async def http_in_process(server: Server) -> AsyncIterator[str]:
                 await anyio.sleep(0.01)
         port = userver.servers[0].sockets[0].getsockname()[1]
         try:
-            yield f"http://127.0.0.1:{port}/mcp"
+            yield f"http://127.0.0.1:{port}"
         finally:
             userver.should_exit = True
 
