@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Generator
+from typing import Any
+
+import anyio
 import pytest
 
 
@@ -19,3 +25,39 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="run the hypothesis fuzzers in tests/fuzz with 50x their default number of examples",
     )
+
+
+IN_LOOP_SHARE = 0.9  # of a test's timeout, after which its event loop cancels it itself
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, object]:
+    """An async test that overruns ends by a cancel in its own loop, just before pytest-timeout.
+
+    pytest-timeout's SIGALRM raises wherever the main thread is; under asyncio that can be inside
+    some background task's step, which keeps the exception to itself, and the run hangs for good.
+    A cancel scope in the loop ends the test cleanly instead, with a traceback of where it waited.
+    """
+    test = pyfuncitem.obj
+    limit = _timeout_of(pyfuncitem)
+    if not (inspect.iscoroutinefunction(test) and "anyio_backend" in pyfuncitem.funcargs and limit):
+        return (yield)
+
+    @functools.wraps(test)
+    async def bounded(*args: Any, **kwargs: Any) -> Any:
+        with anyio.fail_after(limit * IN_LOOP_SHARE):
+            return await test(*args, **kwargs)
+
+    pyfuncitem.obj = bounded
+    try:
+        return (yield)
+    finally:
+        pyfuncitem.obj = test
+
+
+def _timeout_of(item: pytest.Function) -> float:
+    marker = item.get_closest_marker("timeout")
+    if marker is not None and marker.args:
+        return float(marker.args[0])
+    configured = item.config.getini("timeout")
+    return float(configured) if configured else 0.0

@@ -37,6 +37,7 @@ import orjson
 from elicitkit.backplane.base import Backplane, Event, Following
 from elicitkit.backplane.signing import Signer, fleet_key
 from elicitkit.protocol.jsonrpc import JSON
+from elicitkit.runtime.stopping import stop_tasks
 
 if TYPE_CHECKING:
     import redis.asyncio
@@ -177,11 +178,7 @@ class RedisBackplane(Backplane):
         while self._queue is not None and not self._queue.empty() and time.monotonic() < deadline:  # noqa: ASYNC110
             await asyncio.sleep(0.01)
         await asyncio.sleep(0)
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(BaseException):
-                await task
+        await stop_tasks(self._tasks)
         self._tasks = []
         self._queue = None  # nothing writes any more: a send now goes straight to Redis
         with contextlib.suppress(Exception):

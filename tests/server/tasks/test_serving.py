@@ -340,3 +340,32 @@ def test_the_default_task_db_follows_the_environment(monkeypatch: pytest.MonkeyP
     monkeypatch.delenv(ENV_TASK_DB)
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
     assert default_task_db("my server/1") == tmp_path / "elicitkit" / "my_server_1" / "tasks.db"
+
+
+async def test_closing_stops_background_work_that_loses_a_cancel_and_keeps_the_callers_own() -> None:
+    """redis-py can lose a cancel on Python 3.11 (see elicitkit.runtime.stopping): the relay that
+    reads its pub/sub then runs on. aclose cancels until it has ended; it used to await it once,
+    forever, and swallowed a cancel of its own caller on the way."""
+    from elicitkit.runtime.stopping import stop_tasks
+    from runtime.test_stopping import loses_cancels
+
+    server = Server("closing", task_store=InMemoryTaskStore())
+    seen: list[int] = []
+    server.tasks._relaying = asyncio.create_task(loses_cancels(2, seen))
+    await asyncio.sleep(0)
+    await asyncio.wait_for(server.tasks.aclose(), 5)
+    assert len(seen) == 3 and server.tasks._relaying is None
+
+    stubborn: list[int] = []
+    budget = [-1]
+    server.tasks._relaying = relaying = asyncio.create_task(loses_cancels(budget, stubborn))
+    await asyncio.sleep(0)
+    closing = asyncio.create_task(server.tasks.aclose())
+    await asyncio.sleep(0.3)
+    closing.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await closing  # the caller's cancel is not swallowed
+    assert not relaying.done() and len(stubborn) >= 2
+    budget[0] = 0
+    await stop_tasks([relaying])
+    assert relaying.cancelled()

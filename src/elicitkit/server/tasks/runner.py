@@ -32,6 +32,7 @@ from typing import Any, Literal, TypeAlias
 
 from elicitkit.protocol import tasks as wire
 from elicitkit.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, MCPError
+from elicitkit.runtime.stopping import stop_tasks
 from elicitkit.server.tasks.store import OpenRequest, RecordedAnswer, TaskRecord, TaskStore
 
 logger = logging.getLogger("elicitkit.tasks")
@@ -398,8 +399,7 @@ class TaskRunner:
 
     async def aclose(self) -> None:
         """Stop every run of this process; their tasks keep a lapsed lease for ``sweep`` to settle."""
-        for run in list(self._runs.values()):
-            await _reap(run)
+        await stop_tasks(list(self._runs.values()))
 
     def _spawn(self, task_id: str) -> None:
         current = self._runs.get(task_id)
@@ -433,7 +433,7 @@ class TaskRunner:
         try:
             outcome = await self._await_with_heartbeat(task_id, body)
         except asyncio.CancelledError:
-            await _reap(body)
+            await stop_tasks([body])
             raise
         if outcome is not None:
             await self._commit(task_id, outcome)
@@ -446,7 +446,7 @@ class TaskRunner:
             if done:
                 return self._outcome_of(task_id, body)
             if not await self._renew(task_id):
-                await _reap(body)
+                await stop_tasks([body])
                 return None
 
     @staticmethod
@@ -551,18 +551,6 @@ class TaskRunner:
         ref = wire.parse_cancel(params)
         await self.cancel(ref.task_id, owner=owner)
         return wire.ack()
-
-
-async def _reap(task: asyncio.Task[Any]) -> None:
-    """Cancel a task and wait until it has finished; our own cancellation still propagates."""
-    task.cancel()
-    try:
-        await task
-    except asyncio.CancelledError:
-        if not task.cancelled():
-            raise  # we were cancelled while waiting
-    except Exception:
-        logger.debug("a cancelled task body raised on its way out", exc_info=True)
 
 
 def _next_key(key: str, issued: list[str]) -> str:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from elicitkit.protocol import tasks as wire
 from elicitkit.protocol.errors import METHOD_NOT_FOUND, MCPError
 from elicitkit.protocol.jsonrpc import JSON
+from elicitkit.runtime.stopping import stop_tasks
 from elicitkit.server.rounds.round import InputRound
 from elicitkit.server.tasks.events import TaskEvents
 from elicitkit.server.tasks.relay import TaskChangeRelay, has_change_feed
@@ -159,11 +160,7 @@ class TaskSupport:
     async def aclose(self) -> None:
         """Stop the sweeper, the relay and this process's runs (their tasks stay in the store for the next
         process to settle), and close the store if the server made it."""
-        for background in (self._sweeper, self._relaying):
-            if background is not None:
-                background.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await background
+        await stop_tasks(task for task in (self._sweeper, self._relaying) if task is not None)
         self._sweeper = self._relaying = None
         self.relay = None
         if self._runner is not None:

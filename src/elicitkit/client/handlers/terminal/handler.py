@@ -75,6 +75,7 @@ from elicitkit.elicitation.fields import (
 from elicitkit.elicitation.requests import FormRequest, Origin, UrlRequest
 from elicitkit.elicitation.results import ElicitationResult
 from elicitkit.elicitation.urls import assess_url
+from elicitkit.runtime.stopping import stop_tasks
 
 __all__ = ["OpenUrl", "TerminalHandler"]
 
@@ -151,11 +152,7 @@ class TerminalHandler:
 
     async def aclose(self) -> None:
         """Stop the background waits (the terminal is given back as it was)."""
-        tasks = set(self._watches)
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.wait(tasks)
+        await stop_tasks(set(self._watches))
 
     # -- the callback ---------------------------------------------------------------------
 
