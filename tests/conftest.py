@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 from collections.abc import Generator
 from typing import Any
 
-import anyio
 import pytest
 
 
@@ -45,7 +45,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
 
     @functools.wraps(test)
     async def bounded(*args: Any, **kwargs: Any) -> Any:
-        with anyio.fail_after(limit * IN_LOOP_SHARE):
+        # asyncio's own timeout, not an anyio scope: fixtures may hold anyio scopes of this task
+        async with asyncio.timeout(limit * IN_LOOP_SHARE):
             return await test(*args, **kwargs)
 
     pyfuncitem.obj = bounded
