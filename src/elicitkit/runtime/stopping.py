@@ -1,10 +1,11 @@
 """Stopping background tasks for certain: cancel, wait, and cancel again until they have ended.
 
-One ``task.cancel()`` is not always enough. On Python 3.11, ``asyncio.wait_for`` drops a cancel
-that arrives just as the awaitable it wraps completes, and libraries send through it (redis-py
-does, for every command it writes, so a pub/sub reader that is re-subscribing after Redis
-restarted can lose the cancel and go back to reading forever). A stop that awaits the task once
-then hangs. :func:`stop_tasks` cancels again at a short interval until every task is done.
+One ``task.cancel()`` is not always enough. Python 3.11's ``asyncio.wait_for`` can drop a cancel
+that arrives just as the awaitable it wraps completes (fixed in 3.12), and libraries write through
+it: redis-py does, for every command. We saw the Redis task relay, re-subscribing after Redis
+restarted, lose its cancel and go back to reading forever, about once in 150 restarts; whatever
+awaited it once hung with it. :func:`stop_tasks` cancels again at a short interval until every
+task is done.
 
 Whoever stops a task may be cancelled meanwhile: that cancellation propagates (the tasks have
 been asked to stop and carry on ending by themselves); it is never swallowed.
