@@ -3,7 +3,7 @@
 One ``task.cancel()`` is not always enough. Python 3.11's ``asyncio.wait_for`` can drop a cancel
 that arrives just as the awaitable it wraps completes (fixed in 3.12), and libraries write through
 it: redis-py does, for every command. We saw the Redis task relay, re-subscribing after Redis
-restarted, lose its cancel and go back to reading forever, about once in 150 restarts; whatever
+restarted, lose its cancel and go back to reading forever (6 times in 760 restarts); whatever
 awaited it once hung with it. :func:`stop_tasks` cancels again at a short interval until every
 task is done.
 
