@@ -4,6 +4,7 @@ instance, a stream resumed on another instance, an instance or Redis dying, a fo
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import time
 from typing import Any
@@ -21,6 +22,14 @@ from .support import FLEET_KEY, fleet
 pytestmark = pytest.mark.anyio
 
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+async def ask_into(outcome: dict[str, Any], client: Client, tag: str) -> None:
+    """Call ``ask`` for ``tag``; keep its text, or the MCPError the call ended with."""
+    try:
+        outcome[tag] = (await client.call_tool("ask", {"tag": tag})).text
+    except MCPError as exc:
+        outcome[tag] = exc
 
 
 async def test_url_question_completed_through_another_instance() -> None:
@@ -177,12 +186,7 @@ async def test_owner_dies_mid_question_others_go_on() -> None:
             if f.owner_of(b.transport.session_id) is owner_a:  # type: ignore[attr-defined]
                 pytest.fail("both sessions landed on one instance; the round robin should spread them")
             outcome: dict[str, Any] = {}
-
-            async def call(client: Client, tag: str) -> None:
-                try:
-                    outcome[tag] = (await client.call_tool("ask", {"tag": tag})).text
-                except MCPError as exc:
-                    outcome[tag] = exc
+            call = functools.partial(ask_into, outcome)
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(call, a, "a1")
@@ -254,12 +258,7 @@ async def test_redis_restart_fails_calls_in_flight_cleanly_then_works() -> None:
                 for _ in range(2)
             ]
             outcome: dict[str, Any] = {}
-
-            async def call(client: Client, tag: str) -> None:
-                try:
-                    outcome[tag] = (await client.call_tool("ask", {"tag": tag})).text
-                except MCPError as exc:
-                    outcome[tag] = exc
+            call = functools.partial(ask_into, outcome)
 
             async with anyio.create_task_group() as tg:
                 for index, client in enumerate(clients):
