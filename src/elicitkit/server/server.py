@@ -24,7 +24,7 @@ from elicitkit.protocol.handshake import Phase
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.protocol.modern import InvalidToolHeaders, tool_header_params
 from elicitkit.protocol.subscriptions import LISTEN
-from elicitkit.server import methods
+from elicitkit.server import calling, methods
 from elicitkit.server.context import Context
 from elicitkit.server.listen import Listeners, listen
 from elicitkit.server.lowlevel import LowLevelServer
@@ -410,8 +410,8 @@ class Server(LowLevelServer):
     # ------------------------------------------------------------------ serving requests
 
     def run_tool(self, tool: Tool, arguments: dict[str, Any], scope: RequestScope) -> Awaitable[JSON]:
-        """Validate, call and render one tool call (see :func:`elicitkit.server.methods.run_tool`)."""
-        return methods.run_tool(self, tool, arguments, scope)
+        """Validate, call and render one tool call (see :func:`elicitkit.server.calling.run_tool`)."""
+        return calling.run_tool(self, tool, arguments, scope)
 
     def read_resource(self, uri: str, context: Context) -> Awaitable[JSON]:
         """Read one of this server's resources as ``context``'s request (``{"contents": [...]}``)."""
