@@ -27,6 +27,7 @@ This package sits beside the transports: it imports nothing from ``elicitkit.ser
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from elicitkit.protocol.jsonrpc import JSON
@@ -69,6 +70,14 @@ class Following(Protocol):
     def close(self) -> None: ...
 
 
+@dataclass(frozen=True)
+class RedisPlace:
+    """A Redis client and the key prefix a fleet's state lives under."""
+
+    client: Any
+    prefix: str
+
+
 class Backplane:
     """What the instances of a fleet share (see the module docstring).
 
@@ -91,6 +100,11 @@ class Backplane:
     def on_broadcast(self, callback: Broadcast) -> None:
         """Who runs a broadcast from another instance here (the server: its local notifications)."""
         self._on_broadcast = callback
+
+    def redis(self) -> RedisPlace | None:
+        """The Redis this backplane keeps the fleet's state in, if it has one: a server puts its
+        shared stores (tasks, spent rounds) there too, unless it was given its own."""
+        return None
 
     async def start(self) -> None:
         """Connect and start the heartbeat (idempotent)."""

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from elicitkit.backplane.base import Backplane, Event, Following
+from elicitkit.backplane.base import Backplane, Event, Following, RedisPlace
 from elicitkit.backplane.signing import Signer, fleet_key
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.runtime.stopping import stop_tasks
@@ -154,6 +154,9 @@ class RedisBackplane(Backplane):
         return backplane
 
     # -- life ----------------------------------------------------------------------------------
+
+    def redis(self) -> RedisPlace:
+        return RedisPlace(self.client, self.prefix)
 
     async def start(self) -> None:
         self._started += 1

@@ -376,20 +376,16 @@ class Server(LowLevelServer):
         """
         self.backplane = backplane
         backplane.on_broadcast(self._notify_here)
-        if not backplane.shared:
-            return
-        from elicitkit.backplane.redis_backplane import RedisBackplane
-
-        if not isinstance(backplane, RedisBackplane):
-            return  # another shared backplane: the stores are the server's own business
+        place = backplane.redis() if backplane.shared else None
+        if place is None:
+            return  # in-process, or another shared backplane: the stores are the server's own business
         from elicitkit.server.rounds.redis_spent import RedisSpentStates
         from elicitkit.server.tasks.redis_store import RedisTaskStore
 
-        if self.tasks._owns_store and self.tasks._store is None:
-            self.tasks._store = RedisTaskStore(backplane.client, prefix=backplane.prefix)
+        self.tasks.adopt_store(RedisTaskStore(place.client, prefix=place.prefix))
         codec = self.state_codec
         if isinstance(codec, AeadStateCodec) and type(codec.spent) is SpentStates:
-            codec.spent = RedisSpentStates(backplane.client, prefix=backplane.prefix)
+            codec.spent = RedisSpentStates(place.client, prefix=place.prefix)
 
     def http_backplane(self) -> Backplane:
         """The backplane HTTP serving uses: the one given, else one on ``$ELICITKIT_REDIS_URL``,

@@ -156,6 +156,11 @@ class TaskSupport:
             except Exception:
                 logger.exception("sweeping the task store failed")
 
+    def adopt_store(self, store: TaskStore) -> None:
+        """A fleet's shared store (``use_backplane``), unless this server was given its own or made one."""
+        if self._owns_store and self._store is None:
+            self._store = store
+
     async def aclose(self) -> None:
         """Stop the sweeper, the relay and this process's runs (their tasks stay in the store for the next
         process to settle), and close the store if the server made it."""
@@ -186,10 +191,10 @@ class TaskSupport:
         answers = {}
         if options.ask_before_task:  # the questions before the task are resolved in this call
             result = await scope.run(run_tool(self.server, tool, arguments, scope), self.server)
-            round_ = scope.became_task()
-            if round_ is None:
+            became = scope.became_task()
+            if became is None:
                 return result  # an InputRequiredResult, or it finished without becoming a task
-            answers = pinned_answers(round_)
+            answers = pinned_answers(became)
         runner = await self.runner()
         record = await runner.create(
             tool.name,
