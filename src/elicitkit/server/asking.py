@@ -19,7 +19,7 @@ from elicitkit.elicitation.errors import (
     InvalidAnswer,
     UrlElicitationRequired,
 )
-from elicitkit.elicitation.requests import FormRequest, UrlRequest
+from elicitkit.elicitation.requests import UrlRequest, form_params
 from elicitkit.elicitation.results import AcceptedElicitation, ElicitationResult
 from elicitkit.elicitation.schema import Form
 from elicitkit.protocol.jsonrpc import JSON
@@ -70,7 +70,7 @@ def _form_question(
     """The form question itself, however the scope puts it: the typed result (await it)."""
 
     def phrase(reason: InvalidAnswer | None) -> JSON:
-        return FormRequest(message if reason is None else _again(message, reason), schema).to_params(version)
+        return form_params(message if reason is None else _again(message, reason), schema, version)
 
     def check(raw: JSON) -> ElicitationResult[Any]:
         return _typed(parse_result(raw, mode="form", schema=schema), form)

@@ -351,6 +351,7 @@ class _StatelessScope(RequestScope):
     def lacks(self, capability: dict[str, Any], text: str) -> Exception:
         return missing_capability(capability)  # 2026: the request cannot proceed
 
+    # ask / ask_all / elicit: plain functions handing back the round's coroutine (one frame fewer per question)
     def ask(self, method: str, params: JSON, *, key: str | None = None) -> Awaitable[JSON]:
         return rounds.ask(self._round(), method, params, key=key)
 
@@ -435,7 +436,7 @@ class _StatelessScope(RequestScope):
             body.close()  # never started: say so, rather than leave it to warn "never awaited"
             raise
         self.round = round_
-        return _settle(body, round_)
+        return _settle(body, round_)  # plain, opening the round here: one frame around the body, not two
 
     def serve_2026_only(self, method: str) -> None:
         return None

@@ -407,11 +407,11 @@ class Server(LowLevelServer):
 
     def run_tool(self, tool: Tool, arguments: dict[str, Any], scope: RequestScope) -> Awaitable[JSON]:
         """Validate, call and render one tool call (see :func:`elicitkit.server.calling.run_tool`)."""
-        return calling.run_tool(self, tool, arguments, scope)
+        return calling.run_tool(self, tool, arguments, scope)  # plain: no frame of ours while the tool waits
 
     def read_resource(self, uri: str, context: Context) -> Awaitable[JSON]:
         """Read one of this server's resources as ``context``'s request (``{"contents": [...]}``)."""
-        return methods.read_resource(self, uri, context)
+        return methods.read_resource(self, uri, context)  # plain: no frame of ours while it reads
 
     def resource_not_found(self, uri: str) -> MCPError:
         return MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})

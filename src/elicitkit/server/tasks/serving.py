@@ -185,7 +185,7 @@ class TaskSupport:
 
     def call(self, tool: Tool, options: TaskOptions, arguments: dict[str, Any], scope: RequestScope) -> Awaitable[JSON]:
         """A 2026 ``tools/call`` of a task tool from a request that declared the extension."""
-        return self._call(tool, options, arguments, scope)
+        return self._call(tool, options, arguments, scope)  # plain: no frame of ours around the call
 
     async def _call(self, tool: Tool, options: TaskOptions, arguments: dict[str, Any], scope: RequestScope) -> JSON:
         answers = {}
