@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Awaitable
 from typing import Any
 
 from elicitkit.elicitation.answers import parse_result
@@ -66,8 +67,9 @@ def _form_question(
     timeout: float | None,
     max_attempts: int,
     key: str | None,
-) -> Any:
-    """The form question itself, however the scope puts it: the typed result (await it)."""
+) -> Awaitable[ElicitationResult[Any]]:
+    """The form question itself, however the scope puts it: the typed result (await it; a plain
+    function, so no frame of ours waits while a person answers)."""
 
     def phrase(reason: InvalidAnswer | None) -> JSON:
         return form_params(message if reason is None else _again(message, reason), schema, version)
@@ -103,10 +105,7 @@ async def ask_form(
     if via is not None or fallback is not None or deadline is not None or request.session.server.page_ladder:
         return await _ask_with_fallback(request, message, form, timeout, max_attempts, key, via, fallback, deadline)
     version = _require_mode(request, "form")
-    result: ElicitationResult[Any] = await _form_question(
-        request, message, form, form.schema_for(version), version, timeout, max_attempts, key
-    )
-    return result
+    return await _form_question(request, message, form, form.schema_for(version), version, timeout, max_attempts, key)
 
 
 async def _ask_with_fallback(
@@ -133,18 +132,14 @@ async def _ask_with_fallback(
     version = _require_mode(request, "form")
     schema = form.schema_for(version)
     if fallback != "page" or deadline is None:
-        result: ElicitationResult[Any] = await _form_question(
-            request, message, form, schema, version, timeout, max_attempts, key
-        )
-        return result
+        return await _form_question(request, message, form, schema, version, timeout, max_attempts, key)
     host = pages_of(request.session.server)
     page_key = _page_key(request, host, message, form, key)
     answered = host.take(page_key) if page_key is not None else None
     if answered is not None:  # answered on the page after an earlier call's deadline: this call continues
         return _typed(answered, form)
     try:
-        result = await _form_question(request, message, form, schema, version, deadline, max_attempts, key)
-        return result
+        return await _form_question(request, message, form, schema, version, deadline, max_attempts, key)
     except ElicitationTimeout:  # withdrawn (notifications/cancelled): the person gets the link instead
         pass
     except InputRequired as exc:  # 2026: the question stays open unless an earlier round's deadline passed
