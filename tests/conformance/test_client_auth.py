@@ -96,7 +96,9 @@ LEGS = [
     LEGS,
     ids=[f"{v}-{s}" + (f"-{sv}" if sv else "-default") for v, s, sv, _ in LEGS],
 )
-def test_client_suite_leg(version: str, suite: str, spec_version: str | None, expected: set[str], tmp_path: Path) -> None:
+def test_client_suite_leg(
+    version: str, suite: str, spec_version: str | None, expected: set[str], tmp_path: Path
+) -> None:
     result = run_client_suite(
         version, suite, CLIENT, spec_version=spec_version, output_dir=tmp_path, client_timeout_ms=CLIENT_TIMEOUT_MS
     )

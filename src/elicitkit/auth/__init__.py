@@ -15,8 +15,8 @@ subclasses (``elicitkit.auth.errors``). docs/auth.md has a worked example of eac
 from __future__ import annotations
 
 from elicitkit.auth.base import (
-    AuthProvider,
     Authorizer,
+    AuthProvider,
     MemoryTokenStore,
     StaticToken,
     TokenStore,

@@ -215,9 +215,9 @@ async def discover_resource(http: Fetcher, server_url: str, metadata_url: str | 
     origin is the authorization server.
     """
     what = "protected resource metadata"
-    urls = ([check_url(metadata_url, "the resource_metadata URL in the 401", MetadataError)] if metadata_url else []) + [
-        u for u in prm_urls(server_url) if u != metadata_url
-    ]
+    urls = (
+        [check_url(metadata_url, "the resource_metadata URL in the 401", MetadataError)] if metadata_url else []
+    ) + [u for u in prm_urls(server_url) if u != metadata_url]
     reply = await _first_found(http, urls, what)
     if reply is None:
         return ProtectedResource(server_url, (origin(server_url),), None, None)

@@ -208,7 +208,12 @@ async def request_token(
             doc = reply.json_object("the token endpoint's error", error)
         except TokenEndpointError:
             raise error(f"{where} refused the request with HTTP {reply.status} and no OAuth error") from None
-        if doc.get("error") == "use_dpop_nonce" and dpop is not None and attempt == 0 and reply.headers.get("DPoP-Nonce"):
+        if (
+            doc.get("error") == "use_dpop_nonce"
+            and dpop is not None
+            and attempt == 0
+            and reply.headers.get("DPoP-Nonce")
+        ):
             continue
         raise error(f"{where} refused the request: {_error_text(doc)} (HTTP {reply.status})")
     raise error(f"{where} kept asking for a new DPoP nonce; giving up")
