@@ -235,7 +235,10 @@ class FakeConsent:
         query = dict(parse_qsl(urlsplit(authorization_url).query))
         self.fake.pkce = {"challenge": query.get("code_challenge", ""), "scope": query.get("scope", "")}
         if self.mode == "error":
-            return {"error": "access_denied", "error_description": "the person said no", "state": query["state"]}
+            answer = {"error": "access_denied", "error_description": "the person said no", "state": query["state"]}
+            return {**answer, "iss": self.fake.issuer}
+        if self.mode == "wrong-iss-error":
+            return {"error": "access_denied", "error_description": "SECRET-looking text", "iss": "https://evil.example"}
         answer = {"code": CODE, "state": query["state"], "iss": self.fake.issuer}
         if self.mode == "wrong-state":
             answer["state"] = "not-the-state"

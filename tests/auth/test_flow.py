@@ -239,6 +239,7 @@ async def test_no_way_to_register() -> None:
         ("wrong-state", StateMismatch),
         ("wrong-iss", IssuerMismatch),
         ("no-iss", IssuerMismatch),
+        ("wrong-iss-error", IssuerMismatch),  # another issuer's error is not even shown
     ],
 )
 async def test_bad_redirects(mode: str, kind: type[AuthError]) -> None:
