@@ -69,6 +69,21 @@ async def test_sign_in_then_the_stored_token_needs_no_person(modern: bool, caplo
         _no_secret(record.getMessage())
 
 
+async def test_login_without_an_mcp_request_then_the_client_uses_the_token() -> None:
+    store = MemoryTokenStore()
+    async with fake_server() as fake:
+        consent = FakeConsent(fake)
+        tokens = await OAuth(store=store, authorizer=consent).login(fake.mcp_url)
+        assert tokens.access_token in fake.tokens
+        again = await OAuth(store=store, authorizer=consent).login(fake.mcp_url)
+        assert again == tokens and len(consent.urls) == 1  # kept token: no second sign-in
+        await OAuth(store=store, authorizer=consent).login(fake.mcp_url, force=True)
+        assert len(consent.urls) == 2
+        async with _client(fake, OAuth(store=store, authorizer=FakeConsent(fake))) as client:
+            await client.list_tools()
+        assert fake.mcp_auth[-1] is not None
+
+
 async def test_refresh_before_expiry_rotates_the_refresh_token() -> None:
     async with fake_server() as fake:
         fake.expires_in = 30  # inside the 60 s leeway: every request finds the token about to expire

@@ -137,6 +137,34 @@ class TokenAuth:
             await self._unauthorized(url, challenge, challenges)
             return True
 
+    async def login(self, server_url: str, *, force: bool = False) -> TokenSet:
+        """Get a token for ``server_url`` now, without an MCP request (``elicitkit auth login``).
+
+        Discovery starts from the well-known metadata URLs (there is no 401 to read). A kept token
+        that is still valid is returned as is unless ``force``; an expired one is refreshed.
+        """
+        no_challenge = Challenge("bearer", {})
+        async with self._locked():
+            target = await self._discover(server_url, no_challenge, [])
+            if not force:
+                stored = await self._load_tokens(target)
+                if stored is not None and not stored.expired():
+                    self.tokens = stored
+                    return stored
+                if stored is not None and stored.refresh_token is not None:
+                    self.tokens = stored
+                    try:
+                        await self._refresh()
+                    except RefreshRefused as exc:
+                        logger.info("refresh refused, authorizing again: %s", exc)
+                    else:
+                        assert self.tokens is not None
+                        return self.tokens
+            self.tokens = None
+            await self._obtain(target, self._initial_scopes(target, no_challenge))
+            assert self.tokens is not None
+            return self.tokens
+
     # -- 401 and 403 ------------------------------------------------------------------------
 
     async def _unauthorized(self, url: str, challenge: Challenge, challenges: Sequence[Challenge]) -> None:
