@@ -21,6 +21,7 @@ from elicitkit.auth import (
     MemoryTokenStore,
     MetadataError,
     OAuth,
+    RefreshRefused,
     RegistrationError,
     ResourceMismatch,
     StateMismatch,
@@ -97,6 +98,21 @@ async def test_refresh_before_expiry_rotates_the_refresh_token() -> None:
         refreshes = [r["refresh_token"] for r in fake.token_requests if r["grant_type"] == "refresh_token"]
         assert len(set(refreshes)) == len(refreshes)  # each refresh used the newest (rotated) token
         assert len(consent.urls) == 1
+
+
+async def test_an_unreachable_token_endpoint_keeps_the_refresh_token() -> None:
+    store = MemoryTokenStore()
+    async with fake_server() as fake:
+        fake.expires_in = 30  # every request wants a refresh first
+        async with _client(fake, OAuth(store=store, authorizer=FakeConsent(fake), timeout=1.0)) as client:
+            fake.token_mode = "hang"
+            with pytest.raises(TokenEndpointError) as caught:
+                await client.call_tool("echo", {})
+        assert not isinstance(caught.value, RefreshRefused)
+        assert "did not answer" in str(caught.value)
+        _no_secret(str(caught.value))
+        record = await store.load(token_key(fake.mcp_url, fake.issuer))
+        assert record is not None and record["refresh_token"]  # a network blip does not sign the person out
 
 
 async def test_refresh_on_401_is_silent() -> None:

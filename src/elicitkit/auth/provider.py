@@ -25,7 +25,7 @@ from typing import Any
 from elicitkit.auth.base import MemoryTokenStore, TokenStore, token_key
 from elicitkit.auth.challenge import Challenge, challenges_from
 from elicitkit.auth.discovery import AuthServer, ProtectedResource, discover_auth_server, discover_resource, origin
-from elicitkit.auth.errors import InsufficientScope, RefreshRefused, TokenEndpointError
+from elicitkit.auth.errors import InsufficientScope, RefreshRefused
 from elicitkit.auth.http import Fetcher
 from elicitkit.auth.jose import DPoPKey
 from elicitkit.auth.tokens import ClientIdentity, DPoPState, TokenSet, merge_refreshed, request_token
@@ -292,7 +292,7 @@ class TokenAuth:
                     dpop=self._dpop_state,
                     error=RefreshRefused,
                 )
-        except TokenEndpointError as exc:
+        except RefreshRefused as exc:  # the server said no: that refresh token is dead
             await self._drop_tokens()
             raise RefreshRefused(f"{exc}; authorize again") from None
         await self._keep(merge_refreshed(self.tokens, fresh))
