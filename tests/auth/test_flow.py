@@ -85,6 +85,15 @@ async def test_login_without_an_mcp_request_then_the_client_uses_the_token() -> 
         assert fake.mcp_auth[-1] is not None
 
 
+async def test_a_slow_person_does_not_time_the_request_out() -> None:
+    async with fake_server() as fake:
+        consent = FakeConsent(fake)
+        consent.delay = 2.0
+        async with Client(fake.mcp_url, auth=OAuth(authorizer=consent), timeout=1.0) as client:
+            await client.list_tools()  # initialize waited 2 s for the person with a 1 s timeout
+        assert len(consent.urls) == 1
+
+
 async def test_refresh_before_expiry_rotates_the_refresh_token() -> None:
     async with fake_server() as fake:
         fake.expires_in = 30  # inside the 60 s leeway: every request finds the token about to expire

@@ -241,7 +241,8 @@ class OAuth(TokenAuth):
             if asked:
                 params["scope"] = " ".join(asked)
             separator = "&" if urlsplit(server.authorization_endpoint).query else "?"
-            answer = await authorizer.authorize(server.authorization_endpoint + separator + urlencode(params))
+            with self._consent_pause():  # the person may take minutes: no request times out meanwhile
+                answer = await authorizer.authorize(server.authorization_endpoint + separator + urlencode(params))
         finally:
             await authorizer.close()
         code = self._check_redirect(target, answer, state)

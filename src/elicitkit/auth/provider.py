@@ -17,8 +17,10 @@ is simply sent again. Credentials are kept per issuer; a new issuer never sees a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,6 +92,11 @@ class TokenAuth:
         self._dpop_state: DPoPState | None = None
         self._step_ups = 0
         self._lock: asyncio.Lock | None = None
+        self._consent_pause: Callable[[], AbstractContextManager[None]] = contextlib.nullcontext
+
+    def pause_during_consent(self, pause: Callable[[], AbstractContextManager[None]]) -> None:
+        """``Client`` hands over its ``timeouts_paused``: request timeouts stand still while a person signs in."""
+        self._consent_pause = pause
 
     def __repr__(self) -> str:
         issuer = self.target.issuer if self.target else None
