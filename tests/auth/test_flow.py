@@ -94,6 +94,19 @@ async def test_a_slow_person_does_not_time_the_request_out() -> None:
         assert len(consent.urls) == 1
 
 
+async def test_a_sign_in_longer_than_the_servers_keep_alive() -> None:
+    """A sign-in mid-session that outlasts the server's keep-alive still completes (fresh connections)."""
+    async with fake_server(keepalive_timeout=0.3) as fake:
+        consent = FakeConsent(fake)
+        consent.delay = 1.0
+        async with _client(fake, OAuth(authorizer=consent), modern=True) as client:
+            await client.list_tools()
+            fake.revoke_all()
+            fake.refresh_mode = "refuse"  # the next call signs in again, slowly, mid-session
+            await client.call_tool("echo", {})
+        assert len(consent.urls) == 2
+
+
 async def test_refresh_before_expiry_rotates_the_refresh_token() -> None:
     async with fake_server() as fake:
         fake.expires_in = 30  # inside the 60 s leeway: every request finds the token about to expire

@@ -49,6 +49,9 @@ def _client(url: str, **kwargs: Any) -> Client:
     else:
         era = {"mode": "modern", "protocol_version": version}
     kwargs.setdefault("timeout", 30)
+    # The suites run their scenarios in parallel: on a busy 2-core machine a first answer can take
+    # longer than the default 10 s probe (this is about the machine, not the server).
+    kwargs.setdefault("discover_timeout", 60)
     return Client(url, client_info={"name": "elicitkit-conformance-client", "version": "0.1.0"}, **era, **kwargs)
 
 
