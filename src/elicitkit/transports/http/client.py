@@ -254,7 +254,8 @@ class StreamableHTTPTransport:
                 f"the server at {self.url} requires authorization (HTTP {status}); "
                 "connect with auth=elicitkit.auth.OAuth() or another auth object (docs/auth.md)"
             )
-        return f"the server at {self.url} refused our authorization (HTTP {status}) after {MAX_AUTH_RETRIES} tries"
+        why = "the credentials are not accepted" if status == 401 else "the credentials lack a permission it needs"
+        return f"the server at {self.url} refused our authorization (HTTP {status}): {why}"
 
     def _unreachable(self, exc: aiohttp.ClientError) -> str:
         """A connection failure, for people: what failed and what to check (no aiohttp internals)."""
