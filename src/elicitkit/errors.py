@@ -42,6 +42,9 @@ the wrong kind of thing), ``InvalidAnswer`` a ``ValueError``, ``ElicitationTimeo
     ├── MissingFleetKey               a fleet backplane without a shared key (also a ValueError)
     ├── InvalidToolHeaders            a tool's x-mcp-header declarations are unusable (also a ValueError)
     ├── InvalidTemplate               a resource URI template that does not parse (also a ValueError)
+    ├── AuthError                     reaching a protected server failed (OAuth); says what to do, never a secret
+    │   ├── AuthorizationTimeout      nobody finished signing in in the browser in time (also a TimeoutError)
+    │   └── TokenStoreError           the token store cannot be read or written
     └── TaskError                     the Tasks extension's store or state machine
         ├── TaskExists
         ├── TaskStoreUnavailable      the store cannot be reached (also an MCPError: -32603, try again)
@@ -66,6 +69,10 @@ class ElicitkitError(Exception):
     ...     print(exc)
     no such city
     """
+
+
+class AuthError(ElicitkitError):
+    """Reaching an OAuth-protected server failed; the message says what to do and never holds a secret."""
 
 
 class TaskError(ElicitkitError):
@@ -108,6 +115,8 @@ _HOMES = {
     "TaskExists": "elicitkit.server.tasks.store",
     "TaskStoreUnavailable": "elicitkit.server.tasks.store",
     "AnswerOnPage": "elicitkit.server.pages",
+    "AuthorizationTimeout": "elicitkit.auth.loopback",
+    "TokenStoreError": "elicitkit.auth.stores",
 }
 
 if TYPE_CHECKING:
@@ -122,4 +131,4 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(home), name)
 
 
-__all__ = ["ElicitkitError", "TaskError", *_HOMES]
+__all__ = ["AuthError", "ElicitkitError", "TaskError", *_HOMES]

@@ -1,0 +1,81 @@
+"""The person at the browser: headless Chromium signs in to oidc-provider and consents.
+
+:func:`chromium` starts one headless Chromium (Selenium) with a fresh profile, or skips the test
+saying why; :func:`sign_in_and_consent` does what a person does with an authorization URL:
+open it, sign in on oidc-provider's login form, press Continue on the consent page when it
+comes, and wait for the loopback redirect's page. It returns that page's heading.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+CHROMIUM = os.environ.get("ELICITKIT_CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("ELICITKIT_CHROMEDRIVER", "/usr/bin/chromedriver")
+CHROME_ARGS = (
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+)
+WAIT = 15.0
+
+
+@contextlib.contextmanager
+def chromium() -> Iterator[Any]:
+    """A headless Chromium driven by Selenium, quit on the way out."""
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (test extra)")
+    for what, path in (("chromium", CHROMIUM), ("chromedriver", CHROMEDRIVER)):
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)) and not shutil.which(path):
+            pytest.skip(f"{what} not found at {path}; scripts/bootstrap.sh installs Debian chromium + chromium-driver")
+    from selenium.webdriver.chrome.service import Service
+
+    with tempfile.TemporaryDirectory(prefix="chromium-profile-") as profile:
+        options = webdriver.ChromeOptions()
+        options.binary_location = CHROMIUM
+        for arg in CHROME_ARGS:
+            options.add_argument(arg)
+        options.add_argument(f"--user-data-dir={profile}")
+        driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+        driver.set_page_load_timeout(WAIT)
+        try:
+            yield driver
+        finally:
+            driver.quit()
+
+
+def sign_in_and_consent(driver: Any, authorization_url: str, *, login: str = "ada", redirect_prefix: str) -> str:
+    """Open the URL, sign in, consent if asked; return the heading of the page at ``redirect_prefix``."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    driver.get(authorization_url)
+    wait = WebDriverWait(driver, WAIT)
+    wait.until(lambda d: d.find_elements(By.NAME, "login"))
+    driver.find_element(By.NAME, "login").send_keys(login)
+    driver.find_element(By.NAME, "password").send_keys("any password will do")
+    driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+
+    def settled(d: Any) -> str | None:
+        if d.current_url.startswith(redirect_prefix):
+            return "redirected"
+        buttons = d.find_elements(By.CSS_SELECTOR, "form[action$='/confirm'] button[type=submit]")
+        return "consent" if buttons else None
+
+    if wait.until(settled) == "consent":
+        driver.find_element(By.CSS_SELECTOR, "form[action$='/confirm'] button[type=submit]").click()
+        wait.until(lambda d: d.current_url.startswith(redirect_prefix))
+    heading = wait.until(lambda d: d.find_elements(By.TAG_NAME, "h1"))
+    return str(heading[0].text)
