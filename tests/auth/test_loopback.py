@@ -39,9 +39,9 @@ async def http() -> AsyncIterator[httpx.AsyncClient]:
         yield client
 
 
-async def authorize_with(authorizer: LoopbackAuthorizer, visit: list[str], http: httpx.AsyncClient) -> tuple[
-    dict[str, str], list[httpx.Response]
-]:
+async def authorize_with(
+    authorizer: LoopbackAuthorizer, visit: list[str], http: httpx.AsyncClient
+) -> tuple[dict[str, str], list[httpx.Response]]:
     """Run authorize() while a "browser" requests each path of ``visit`` on the listener, in order."""
     await authorizer.start()
     base = authorizer.redirect_uri.removesuffix("/callback")
@@ -67,7 +67,7 @@ async def test_redirect_uri_is_the_loopback_ip_after_start(no_desktop: None) -> 
         uri = authorizer.redirect_uri
         assert uri.startswith("http://127.0.0.1:") and uri.endswith("/callback")
         assert int(uri.split(":")[2].split("/")[0]) > 0
-    with pytest.raises(ValueError, match="127.0.0.1"):
+    with pytest.raises(ValueError, match=r"127\.0\.0\.1"):
         LoopbackAuthorizer(host="localhost")
 
 
@@ -200,10 +200,11 @@ async def test_opens_the_browser_and_still_prints_the_address(
         await authorizer.start()
 
         async def browser_visits() -> None:
+            seen = anyio.Path(fake_browser)
             with anyio.fail_after(10):
-                while not fake_browser.exists():
+                while not await seen.exists():  # noqa: ASYNC110 (a file another process writes)
                     await anyio.sleep(0.02)
-            assert fake_browser.read_text() == AUTH_URL
+            assert await seen.read_text() == AUTH_URL
             await http.get(f"{authorizer.redirect_uri}?code={CODE}&state=s1")
 
         async with anyio.create_task_group() as tg:
@@ -222,7 +223,7 @@ async def test_no_browser_flag_only_prints(no_desktop: None, fake_browser: Path,
         await authorize_with(authorizer, [f"/callback?code={CODE}&state=s1"], http)
     finally:
         await authorizer.close()
-    assert not fake_browser.exists()
+    assert not await anyio.Path(fake_browser).exists()
     assert "Opened" not in out.getvalue() and AUTH_URL in out.getvalue()
 
 

@@ -31,8 +31,8 @@ __all__ = [
     "FileTokenStore",
     "KeyringTokenStore",
     "TokenStoreError",
-    "default_token_store",
     "default_token_file",
+    "default_token_store",
 ]
 
 logger = logging.getLogger("elicitkit.auth")
