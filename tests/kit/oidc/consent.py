@@ -31,6 +31,7 @@ CHROME_ARGS = (
     "--disable-quic",
 )
 WAIT = 15.0
+CONSENT = "input[name=prompt][value=consent]"  # oidc-provider's consent form (its login form says "login")
 
 
 @contextlib.contextmanager
@@ -58,6 +59,7 @@ def chromium() -> Iterator[Any]:
 
 def sign_in_and_consent(driver: Any, authorization_url: str, *, login: str = "ada", redirect_prefix: str) -> str:
     """Open the URL, sign in, consent if asked; return the heading of the page at ``redirect_prefix``."""
+    from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.wait import WebDriverWait
 
@@ -71,11 +73,13 @@ def sign_in_and_consent(driver: Any, authorization_url: str, *, login: str = "ad
     def settled(d: Any) -> str | None:
         if d.current_url.startswith(redirect_prefix):
             return "redirected"
-        buttons = d.find_elements(By.CSS_SELECTOR, "form[action$='/confirm'] button[type=submit]")
-        return "consent" if buttons else None
+        return "consent" if d.find_elements(By.CSS_SELECTOR, CONSENT) else None
 
-    if wait.until(settled) == "consent":
-        driver.find_element(By.CSS_SELECTOR, "form[action$='/confirm'] button[type=submit]").click()
-        wait.until(lambda d: d.current_url.startswith(redirect_prefix))
-    heading = wait.until(lambda d: d.find_elements(By.TAG_NAME, "h1"))
+    try:
+        if wait.until(settled) == "consent":
+            driver.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+            wait.until(lambda d: d.current_url.startswith(redirect_prefix))
+        heading = wait.until(lambda d: d.find_elements(By.TAG_NAME, "h1"))
+    except TimeoutException:
+        raise AssertionError(f"stuck at {driver.current_url}:\n{driver.page_source[:3000]}") from None
     return str(heading[0].text)
