@@ -83,3 +83,50 @@ def sign_in_and_consent(driver: Any, authorization_url: str, *, login: str = "ad
     except TimeoutException:
         raise AssertionError(f"stuck at {driver.current_url}:\n{driver.page_source[:3000]}") from None
     return str(heading[0].text)
+
+
+class ChromiumAuthorizer:
+    """An :class:`~elicitkit.auth.Authorizer` whose person is headless Chromium: the real loopback
+    redirect (:class:`~elicitkit.auth.LoopbackAuthorizer`), with the sign-in done by ``driver``.
+
+    ``opened`` lists every authorization URL shown, so a test can say "no browser this time".
+    """
+
+    def __init__(self, driver: Any, *, login: str = "ada") -> None:
+        import io
+
+        from elicitkit.auth import LoopbackAuthorizer
+
+        self.inner = LoopbackAuthorizer(open_browser=False, print_to=io.StringIO())
+        self.driver = driver
+        self.login = login
+        self.opened: list[str] = []
+        self.headings: list[str] = []
+
+    @property
+    def redirect_uri(self) -> str:
+        return self.inner.redirect_uri
+
+    async def start(self) -> None:
+        await self.inner.start()
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+    async def authorize(self, authorization_url: str) -> Any:
+        import anyio
+        import anyio.to_thread
+
+        self.opened.append(authorization_url)
+        redirect = self.inner.redirect_uri
+
+        async def person() -> None:
+            heading = await anyio.to_thread.run_sync(
+                lambda: sign_in_and_consent(self.driver, authorization_url, login=self.login, redirect_prefix=redirect)
+            )
+            self.headings.append(heading)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(person)
+            params = await self.inner.authorize(authorization_url)
+        return params
