@@ -145,9 +145,11 @@ async def _entries(store: TokenStore, server: str | None) -> list[tuple[str, dic
     found: list[tuple[str, dict[str, Any]]] = []
     for key in await store.keys():
         parsed = split_key(key)
-        if parsed is None or parsed[0] != "tokens" or parsed[1] is None:
+        if parsed is None:
             continue
-        _, resource, issuer = parsed
+        kind, resource, issuer = parsed
+        if kind != "tokens" or resource is None:
+            continue
         if server is not None and not covers(resource, server):
             continue
         record = await store.load(key)

@@ -107,6 +107,10 @@ class LoopbackAuthorizer:
             raise RuntimeError("LoopbackAuthorizer.redirect_uri is known only after `await start()`")
         return self._redirect_uri
 
+    @redirect_uri.setter
+    def redirect_uri(self, value: str) -> None:  # the Authorizer protocol declares a plain attribute
+        self._redirect_uri = value
+
     async def start(self) -> None:
         """Bind the listener (the port is in :attr:`redirect_uri` from now on); again after close is fine."""
         if self._server.running:

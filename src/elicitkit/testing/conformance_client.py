@@ -20,10 +20,12 @@ from typing import Any
 import anyio
 
 from elicitkit import Client
+from elicitkit.auth import AuthError, AuthProvider, ClientCredentials, EnterpriseManaged, OAuth, WorkloadIdentity
 from elicitkit.client.rounds import InputRequiredResult
 from elicitkit.elicitation.requests import ElicitRequest, FormRequest
 from elicitkit.elicitation.results import ElicitationResult
 from elicitkit.protocol.versions import LEGACY_VERSIONS
+from elicitkit.testing.redirects import RedirectFollower
 
 Scenario = Callable[[str, dict[str, Any]], Awaitable[None]]
 SCENARIOS: dict[str, Scenario] = {}
@@ -184,6 +186,99 @@ async def ref_no_deref(url: str, context: dict[str, Any]) -> None:
         log.info("tools: %s", [tool.name for tool in tools.tools])
 
 
+# The client ID metadata document URL the suite expects a client to offer (basic-cimd).
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
+
+AUTH_CODE_SCENARIOS = (
+    "auth/metadata-default",
+    "auth/metadata-var1",
+    "auth/metadata-var2",
+    "auth/metadata-var3",
+    "auth/basic-cimd",
+    "auth/scope-from-www-authenticate",
+    "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up",
+    "auth/scope-retry-limit",
+    "auth/token-endpoint-auth-basic",
+    "auth/token-endpoint-auth-post",
+    "auth/token-endpoint-auth-none",
+    "auth/2025-03-26-oauth-metadata-backcompat",
+    "auth/2025-03-26-oauth-endpoint-fallback",
+    "auth/resource-mismatch",
+    "auth/offline-access-scope",
+    "auth/offline-access-not-supported",
+    "auth/authorization-server-migration",
+    "auth/iss-supported",
+    "auth/iss-not-advertised",
+    "auth/iss-supported-missing",
+    "auth/iss-wrong-issuer",
+    "auth/iss-unexpected",
+    "auth/iss-normalized",
+    "auth/metadata-issuer-mismatch",
+)
+
+
+async def _use_protected(url: str, auth: AuthProvider) -> None:
+    """What a user of a protected server does: connect, list the tools, call one."""
+    async with _client(url, auth=auth) as client:
+        tools = await client.list_tools()
+        log.info("tools: %s", [tool.name for tool in tools.tools])
+        result = await client.call_tool("test-tool", {})
+        log.info("test-tool -> %s", result.text)
+
+
+def _oauth(**options: Any) -> OAuth:
+    return OAuth(client_name="elicitkit-conformance-client", authorizer=RedirectFollower(), **options)
+
+
+@scenario(*AUTH_CODE_SCENARIOS)
+async def auth_code(url: str, context: dict[str, Any]) -> None:
+    await _use_protected(url, _oauth(client_metadata_url=CIMD_URL))
+
+
+@scenario("auth/pre-registration")
+async def pre_registration(url: str, context: dict[str, Any]) -> None:
+    await _use_protected(url, _oauth(client_id=context["client_id"], client_secret=context["client_secret"]))
+
+
+@scenario("auth/dpop", "auth/dpop-nonce")
+async def dpop(url: str, context: dict[str, Any]) -> None:
+    await _use_protected(url, _oauth(client_metadata_url=CIMD_URL, dpop=True))
+
+
+@scenario("auth/client-credentials-jwt")
+async def client_credentials_jwt(url: str, context: dict[str, Any]) -> None:
+    auth = ClientCredentials(
+        client_id=context["client_id"],
+        private_key=context["private_key_pem"],
+        signing_alg=context.get("signing_algorithm"),
+    )
+    await _use_protected(url, auth)
+
+
+@scenario("auth/client-credentials-basic")
+async def client_credentials_basic(url: str, context: dict[str, Any]) -> None:
+    await _use_protected(url, ClientCredentials(client_id=context["client_id"], client_secret=context["client_secret"]))
+
+
+@scenario("auth/enterprise-managed-authorization")
+async def enterprise_managed(url: str, context: dict[str, Any]) -> None:
+    auth = EnterpriseManaged(
+        id_token=context["idp_id_token"],
+        idp_token_endpoint=context["idp_token_endpoint"],
+        idp_client_id=context["idp_client_id"],
+        client_id=context["client_id"],
+        client_secret=context["client_secret"],
+    )
+    await _use_protected(url, auth)
+
+
+@scenario("auth/wif-jwt-bearer")
+async def workload_identity(url: str, context: dict[str, Any]) -> None:
+    await _use_protected(url, WorkloadIdentity(assertion=context["valid_jwt"], client_id=context["client_id"]))
+
+
 async def main(argv: list[str]) -> int:
     if len(argv) < 2:
         print("usage: python -m elicitkit.testing.conformance_client <server-url>", file=sys.stderr)
@@ -195,7 +290,11 @@ async def main(argv: list[str]) -> int:
     if fn is None:
         print(f"unknown scenario {name!r}; known: {', '.join(sorted(SCENARIOS))}", file=sys.stderr)
         return 2
-    await fn(url, context)
+    try:
+        await fn(url, context)
+    except AuthError as exc:  # the scenarios that test refusals end here, with the reason
+        log.error("refused: %s: %s", type(exc).__name__, exc)
+        return 1
     return 0
 
 
