@@ -29,6 +29,8 @@ CHROME_ARGS = (
     "--disable-component-update",
     "--disable-sync",
     "--disable-quic",
+    # loopback only: oidc-provider's pages @import a web font; fail that at once instead of waiting on DNS
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
 )
 WAIT = 15.0
 CONSENT = "input[name=prompt][value=consent]"  # oidc-provider's consent form (its login form says "login")
@@ -65,23 +67,27 @@ def sign_in_and_consent(driver: Any, authorization_url: str, *, login: str = "ad
 
     driver.get(authorization_url)
     wait = WebDriverWait(driver, WAIT)
-    wait.until(lambda d: d.find_elements(By.NAME, "login"))
-    driver.find_element(By.NAME, "login").send_keys(login)
-    driver.find_element(By.NAME, "password").send_keys("any password will do")
-    driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
 
-    def settled(d: Any) -> str | None:
+    def stage(d: Any) -> str | None:
         if d.current_url.startswith(redirect_prefix):
             return "redirected"
-        return "consent" if d.find_elements(By.CSS_SELECTOR, CONSENT) else None
+        if d.find_elements(By.CSS_SELECTOR, CONSENT):
+            return "consent"
+        return "login" if d.find_elements(By.NAME, "login") else None
 
     try:
-        if wait.until(settled) == "consent":
+        if wait.until(stage) == "login":  # a browser that signed in before goes straight to consent
+            driver.find_element(By.NAME, "login").send_keys(login)
+            driver.find_element(By.NAME, "password").send_keys("any password will do")
+            driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+            wait.until(lambda d: stage(d) in ("consent", "redirected"))
+        if stage(driver) == "consent":
+            wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
             driver.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
             wait.until(lambda d: d.current_url.startswith(redirect_prefix))
         heading = wait.until(lambda d: d.find_elements(By.TAG_NAME, "h1"))
     except TimeoutException:
-        raise AssertionError(f"stuck at {driver.current_url}:\n{driver.page_source[:3000]}") from None
+        raise AssertionError(f"stuck at {driver.current_url}: {_text(driver)}") from None
     return str(heading[0].text)
 
 
@@ -130,3 +136,13 @@ class ChromiumAuthorizer:
             tg.start_soon(person)
             params = await self.inner.authorize(authorization_url)
         return params
+
+
+def _text(driver: Any) -> str:
+    """What the page says (its body text), for a failing test's message."""
+    from selenium.webdriver.common.by import By
+
+    try:
+        return str(driver.find_element(By.TAG_NAME, "body").text)[:2000]
+    except Exception as exc:  # the page may be gone mid-navigation
+        return f"(no body text: {type(exc).__name__})"
