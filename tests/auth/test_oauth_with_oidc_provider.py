@@ -57,12 +57,6 @@ def stats(url: str) -> dict[str, Any]:
     return data
 
 
-async def answer_name(context: Any, params: Any) -> Any:
-    from elicitkit.elicitation.results import AcceptedElicitation
-
-    return AcceptedElicitation(data={"name": "Ada"})
-
-
 async def test_sign_in_then_reuse_then_refresh(
     provider: AuthorizationServer, protected: str, browser: Any, tmp_path: Path
 ) -> None:
