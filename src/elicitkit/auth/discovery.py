@@ -144,13 +144,17 @@ def check_resource(resource: str, server_url: str) -> None:
         )
 
 
-def parse_as_metadata(doc: dict[str, Any], expected_issuer: str, url: str) -> AuthServer:
-    """Check authorization-server metadata: exact issuer (RFC 8414 section 3.3), endpoints, lists."""
+def parse_as_metadata(doc: dict[str, Any], expected_issuer: str | None, url: str) -> AuthServer:
+    """Check authorization-server metadata: exact issuer (RFC 8414 section 3.3), endpoints, lists.
+
+    ``expected_issuer`` None: a 2025-03-26 server without resource metadata, whose metadata was
+    found at its origin rather than looked up for a named issuer; its ``issuer`` is taken as given.
+    """
     where = f"the authorization server metadata at {url}"
     issuer = doc.get("issuer")
     if not isinstance(issuer, str) or not issuer:
         raise IssuerMismatch(f"{where} has no 'issuer'; refusing it (RFC 8414 requires the issuer)")
-    if issuer != expected_issuer:
+    if expected_issuer is not None and issuer != expected_issuer:
         raise IssuerMismatch(
             f"{where} says its issuer is {issuer[:200]!r}, but it was looked up for {expected_issuer!r}; "
             "refusing it (RFC 8414 section 3.3): the authorization server is misconfigured or impersonated"
@@ -223,7 +227,12 @@ async def discover_resource(http: Fetcher, server_url: str, metadata_url: str | 
 
 
 async def discover_auth_server(http: Fetcher, issuer: str, *, allow_fallback: bool) -> AuthServer:
-    """The authorization server's checked metadata; the 2025-03-26 defaults when allowed and none exists."""
+    """The authorization server's checked metadata.
+
+    ``allow_fallback`` is the 2025-03-26 mode (the server has no resource metadata): the issuer
+    is not checked against the origin it was found at, and the default endpoints stand in when
+    there is no document at all.
+    """
     what = "authorization server metadata"
     reply = await _first_found(http, as_metadata_urls(issuer), what)
     if reply is None:
@@ -233,4 +242,5 @@ async def discover_auth_server(http: Fetcher, issuer: str, *, allow_fallback: bo
             f"the authorization server {issuer} publishes no metadata "
             f"(tried {', '.join(as_metadata_urls(issuer))}); cannot sign in"
         )
-    return parse_as_metadata(reply.json_object(what, MetadataError), issuer, reply.url)
+    expected = None if allow_fallback else issuer
+    return parse_as_metadata(reply.json_object(what, MetadataError), expected, reply.url)

@@ -159,7 +159,9 @@ class EnterpriseManaged(_Silent):
             "client_secret_basic" if self.idp_client_secret else "none",
         )
         async with Fetcher(self.timeout) as http:
-            grant = await request_token(http, self.idp_token_endpoint, exchange, idp, self.idp_token_endpoint)
+            grant = await request_token(
+                http, self.idp_token_endpoint, exchange, idp, self.idp_token_endpoint, issued_token_type=ID_JAG
+            )
         form = {"grant_type": JWT_BEARER, "assertion": grant.access_token, "resource": target.resource_id}
         if scopes:
             form["scope"] = " ".join(scopes)

@@ -189,11 +189,12 @@ class TokenAuth:
         async with Fetcher(self.timeout) as http:
             resource = await discover_resource(http, url, challenge.get("resource_metadata"))
             issuer = resource.authorization_servers[0]
-            if self.target is not None and self.target.issuer == issuer:
+            same = self.target is not None and self.target.resource.authorization_servers[0] == issuer
+            if self.target is not None and same:
                 auth_server = self.target.auth_server
             else:
                 auth_server = await discover_auth_server(http, issuer, allow_fallback=resource.metadata_url is None)
-        if self.target is not None and self.target.issuer != issuer:
+        if self.target is not None and not same:
             logger.info("the server moved from %s to %s: new credentials", self.target.issuer, issuer)
             self.tokens = None
             self._forget_issuer()

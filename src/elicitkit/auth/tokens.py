@@ -131,12 +131,23 @@ def _error_text(doc: Mapping[str, Any]) -> str:
     return text
 
 
-def parse_token_response(doc: Mapping[str, Any], where: str, now: float | None = None) -> TokenSet:
-    """Check a successful token response (RFC 6749 section 5.1) and keep what the flow needs."""
+def parse_token_response(
+    doc: Mapping[str, Any], where: str, now: float | None = None, *, issued_token_type: str | None = None
+) -> TokenSet:
+    """Check a successful token response (RFC 6749 section 5.1) and keep what the flow needs.
+
+    With ``issued_token_type``, a token exchange answer (RFC 8693 section 2.2.1): that type is
+    required and ``token_type`` may be anything (``N_A`` for a grant that is not an access token).
+    """
     token = doc.get("access_token")
     if not isinstance(token, str) or not token or any(c in token for c in "\r\n"):
         raise TokenEndpointError(f"{where} answered without a usable access_token; the server is misbehaving")
     token_type = doc.get("token_type")
+    if issued_token_type is not None:
+        if doc.get("issued_token_type") != issued_token_type:
+            got = str(doc.get("issued_token_type"))[:80]
+            raise TokenEndpointError(f"{where} issued a {got!r}, not the {issued_token_type!r} asked for")
+        return TokenSet(token, "Bearer")
     if not isinstance(token_type, str) or token_type.lower() not in ("bearer", "dpop"):
         raise TokenEndpointError(f"{where} answered with token_type {str(token_type)[:40]!r}; expected Bearer or DPoP")
     expires_in = doc.get("expires_in")
@@ -171,6 +182,7 @@ async def request_token(
     *,
     dpop: DPoPState | None = None,
     error: type[TokenEndpointError] = TokenEndpointError,
+    issued_token_type: str | None = None,
 ) -> TokenSet:
     """POST one token request and return the checked :class:`TokenSet`.
 
@@ -190,7 +202,8 @@ async def request_token(
         if dpop is not None and reply.headers.get("DPoP-Nonce"):
             dpop.nonces[origin(token_endpoint)] = reply.headers["DPoP-Nonce"]
         if reply.ok:
-            return parse_token_response(reply.json_object("the token response", error), where)
+            doc = reply.json_object("the token response", error)
+            return parse_token_response(doc, where, issued_token_type=issued_token_type)
         try:
             doc = reply.json_object("the token endpoint's error", error)
         except TokenEndpointError:

@@ -51,12 +51,12 @@ from elicitkit.elicitation.requests import Origin
 from elicitkit.protocol.capabilities import declares
 from elicitkit.protocol.errors import URL_ELICITATION_REQUIRED, MCPError
 from elicitkit.protocol.handshake import ClientHandshake
-from elicitkit.transports.http.auth import HTTPAuth
 from elicitkit.protocol.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, JSON, Notification
 from elicitkit.protocol.modern import RESULT_INPUT_REQUIRED, InvalidToolHeaders, tool_header_params
 from elicitkit.protocol.versions import LATEST_LEGACY, Era
 from elicitkit.runtime.peer import Peer, ProgressCallback
 from elicitkit.transports.base import ClientTransport
+from elicitkit.transports.http.auth import HTTPAuth
 
 logger = logging.getLogger("elicitkit.client")
 

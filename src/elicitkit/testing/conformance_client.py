@@ -262,7 +262,7 @@ async def client_credentials_basic(url: str, context: dict[str, Any]) -> None:
     await _use_protected(url, ClientCredentials(client_id=context["client_id"], client_secret=context["client_secret"]))
 
 
-@scenario("auth/enterprise-managed-authorization")
+@scenario("auth/enterprise-managed-authorization", "auth/cross-app-access-complete-flow")
 async def enterprise_managed(url: str, context: dict[str, Any]) -> None:
     auth = EnterpriseManaged(
         id_token=context["idp_id_token"],

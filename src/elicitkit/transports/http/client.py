@@ -178,6 +178,7 @@ class StreamableHTTPTransport:
                 return
             if attempt == MAX_AUTH_RETRIES or not await self._challenged(resp, sent):
                 break
+            resp.release()
         if not self.stateless and self.session_id is None and "mcp-session-id" in resp.headers:
             self.session_id = resp.headers["mcp-session-id"]
         ctype = resp.headers.get("content-type", "")
@@ -220,9 +221,12 @@ class StreamableHTTPTransport:
         """A 401/403 the auth hook can answer (new token, nonce, scopes): read it, True to send again."""
         if self.auth is None or resp.status not in CHALLENGE_STATUSES:
             return False
-        await resp.read()
-        resp.release()
-        return await self.auth.on_challenge(resp.status, resp.headers, self.url, sent)
+        await resp.read()  # kept: the caller reads the body again if there is no retry
+        try:
+            return await self.auth.on_challenge(resp.status, resp.headers, self.url, sent)
+        except BaseException:
+            resp.release()
+            raise
 
     def _refused(self, status: int) -> str:
         """A final 401/403, for people: what it means and what to pass (never the server's body)."""
