@@ -253,6 +253,21 @@ def test_default_is_the_file_without_a_usable_keyring(
         default_token_store()
 
 
+class PlaintextKeyring(MemoryKeyring):
+    """Like keyrings.alt's plaintext file: a keyring in name only, priority below 1."""
+
+    priority = 0.5  # type: ignore[assignment]
+
+
+def test_a_low_priority_keyring_is_not_used(
+    chosen_keyring: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("ELICITKIT_TOKEN_STORE", raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    keyring.set_keyring(PlaintextKeyring())
+    assert isinstance(default_token_store(), FileTokenStore)
+
+
 def test_the_environment_decides(chosen_keyring: None, monkeypatch: pytest.MonkeyPatch) -> None:
     keyring.set_keyring(MemoryKeyring())
     monkeypatch.setenv("ELICITKIT_TOKEN_STORE", "file")

@@ -182,10 +182,10 @@ class LoopbackAuthorizer:
             return PlainTextResponse("Not found", status_code=404, headers={"Cache-Control": "no-store"})
         pairs = request.query_params.multi_items()
         params = dict(pairs)
-        if len(params) != len(pairs):  # RFC 6749 3.1: a parameter appears at most once; which one is meant?
-            params = {"error": "invalid_request", "error_description": "the redirect repeated a parameter"}
         if not any(key in params for key in _FINAL):
             return _page("Nothing to do here", "This address waits for a sign-in to finish.", 400)
+        if len(params) != len(pairs):  # RFC 6749 3.1: a parameter appears at most once; which one is meant?
+            params = {"error": "invalid_request", "error_description": "the redirect repeated a parameter"}
         waiting = self._waiting
         if waiting is None or waiting.done():
             return _page(

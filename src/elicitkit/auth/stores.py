@@ -302,7 +302,7 @@ class KeyringTokenStore:
 
 
 def usable_keyring() -> Any | None:
-    """The keyring backend ``keyring`` chose, when it is a real one (not the fail or null backend)."""
+    """The keyring backend ``keyring`` chose, when it is a real OS keyring (not fail, null or a plaintext file)."""
     try:
         import keyring
         from keyring.backends import chainer, fail
@@ -315,6 +315,12 @@ def usable_keyring() -> Any | None:
     if isinstance(backend, fail.Keyring) or type(backend).__module__.startswith("keyring.backends.null"):
         return None
     if isinstance(backend, chainer.ChainerBackend) and not backend.backends:
+        return None
+    try:
+        priority = float(backend.priority)
+    except Exception:
+        return None
+    if priority < 1:  # keyring's own scale: below 1 are the fallbacks (e.g. keyrings.alt's plaintext file)
         return None
     return backend
 
