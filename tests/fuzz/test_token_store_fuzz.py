@@ -72,7 +72,7 @@ query_values = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
 queries = st.lists(st.tuples(query_keys, query_values), max_size=6)
 
 
-@fuzz_settings(60)
+@fuzz_settings(40)
 @given(pairs=queries)
 def test_any_callback_query_gets_a_page_and_settles_only_on_a_code_or_an_error(pairs: list[tuple[str, str]]) -> None:
     async def scenario() -> None:
