@@ -39,6 +39,8 @@ logger = logging.getLogger("elicitkit.auth")
 
 SERVICE = "elicitkit"
 _INDEX = "__elicitkit_index__"  # the keyring entry that lists the others
+_CHUNKS = "__elicitkit_chunks__"  # an entry kept in parts says how many
+CHUNK = 1000  # characters per keyring entry at most (Windows' limit is 1280)
 STORE_ENV = "ELICITKIT_TOKEN_STORE"  # "keyring" or "file": overrides the automatic choice
 
 
@@ -232,7 +234,7 @@ class KeyringTokenStore:
         return self._backend
 
     async def load(self, key: str) -> dict[str, Any] | None:
-        raw = await anyio.to_thread.run_sync(self._get, key)
+        raw = await anyio.to_thread.run_sync(self._fetch, key)
         if raw is None:
             return None
         try:
@@ -268,12 +270,55 @@ class KeyringTokenStore:
                 f"unlock it, or set {STORE_ENV}=file to keep tokens in a 0600 file instead"
             ) from None
 
-    def _get(self, key: str) -> str | None:
-        raw = self._call("read a token", self.backend.get_password, self.service, key)
+    def _get(self, name: str) -> str | None:
+        raw = self._call("read a token", self.backend.get_password, self.service, name)
         return raw if isinstance(raw, str) else None
 
+    # An entry longer than CHUNK characters is kept in parts (Windows' Credential Manager holds
+    # at most 2560 bytes of UTF-16 per entry, less than one JWT access token with its refresh
+    # token): the entry itself then says how many parts follow, under "<name> #<i>".
+
+    def _chunks_of(self, raw: str | None) -> int | None:
+        if raw is None or not raw.startswith('{"' + _CHUNKS):
+            return None
+        try:
+            header = json.loads(raw)
+        except ValueError:
+            return None
+        count = header.get(_CHUNKS) if isinstance(header, dict) else None
+        return count if isinstance(count, int) and not isinstance(count, bool) and 0 < count <= 1000 else None
+
+    def _fetch(self, name: str) -> str | None:
+        raw = self._get(name)
+        count = self._chunks_of(raw)
+        if count is None:
+            return raw
+        parts = [self._get(f"{name} #{i}") for i in range(count)]
+        return None if any(part is None for part in parts) else "".join(part or "" for part in parts)
+
+    def _put(self, name: str, data: str) -> None:
+        before = self._chunks_of(self._get(name)) or 0
+        if len(data) <= CHUNK:
+            self._call("store a token", self.backend.set_password, self.service, name, data)
+            count = 0
+        else:
+            parts = [data[i : i + CHUNK] for i in range(0, len(data), CHUNK)]
+            for i, part in enumerate(parts):
+                self._call("store a token", self.backend.set_password, self.service, f"{name} #{i}", part)
+            header = json.dumps({_CHUNKS: len(parts)})
+            self._call("store a token", self.backend.set_password, self.service, name, header)
+            count = len(parts)
+        for i in range(count, before):  # parts of a longer earlier value
+            self._call("delete a token", self.backend.delete_password, self.service, f"{name} #{i}")
+
+    def _remove(self, name: str) -> None:
+        count = self._chunks_of(self._get(name)) or 0
+        self._call("delete a token", self.backend.delete_password, self.service, name)
+        for i in range(count):
+            self._call("delete a token", self.backend.delete_password, self.service, f"{name} #{i}")
+
     def _index(self) -> list[str]:
-        raw = self._get(_INDEX)
+        raw = self._fetch(_INDEX)
         try:
             keys = json.loads(raw) if raw else []
         except ValueError:
@@ -284,18 +329,17 @@ class KeyringTokenStore:
         if key == _INDEX:
             raise ValueError(f"{_INDEX!r} is reserved")
         with self._lock:
-            self._call("store a token", self.backend.set_password, self.service, key, data)
+            self._put(key, data)
             keys = self._index()
             if key not in keys:
-                self._call("store a token", self.backend.set_password, self.service, _INDEX, json.dumps([*keys, key]))
+                self._put(_INDEX, json.dumps([*keys, key]))
 
     def _delete(self, key: str) -> None:
         with self._lock:
-            self._call("delete a token", self.backend.delete_password, self.service, key)
+            self._remove(key)
             keys = self._index()
             if key in keys:
-                remaining = json.dumps([k for k in keys if k != key])
-                self._call("delete a token", self.backend.set_password, self.service, _INDEX, remaining)
+                self._put(_INDEX, json.dumps([k for k in keys if k != key]))
 
 
 # ------------------------------------------------------------------------------ the choice
