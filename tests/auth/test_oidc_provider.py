@@ -177,3 +177,67 @@ async def test_a_code_flow_by_hand_gets_a_jwt_the_gate_takes(
         assert reused.status_code == 400 and reused.json()["error"] == "invalid_grant"
         stats = (await http.get(protected.removesuffix("/mcp") + "/_stats")).json()
         assert stats["seen"]["ok"] >= 1 and stats["subjects"][-1] == "ada"
+
+
+async def test_pre_registered_clients_get_client_credentials_tokens_for_a_resource(protected: str) -> None:
+    client = {
+        "client_id": "machine",
+        "client_secret": "machine-secret-that-is-long-enough-for-hs256",
+        "grant_types": ["client_credentials"],
+        "redirect_uris": [],
+        "response_types": [],
+    }
+    with authorization_server(clients=[client], access_ttl=120) as server:
+        async with httpx.AsyncClient(trust_env=False, timeout=10) as http:
+            token = await http.post(
+                server.metadata["token_endpoint"],
+                data={"grant_type": "client_credentials", "resource": protected, "scope": "mcp:tools"},
+                auth=("machine", client["client_secret"]),
+            )
+            assert token.status_code == 200, token.text
+            body = token.json()
+            assert body["expires_in"] <= 120 and body["access_token"].count(".") == 2
+            bearer = {**MCP_HEADERS, "Authorization": f"Bearer {body['access_token']}"}
+            served = await http.post(protected, json=INITIALIZE, headers=bearer)
+            assert served.status_code == 401  # the gate trusts its own issuer only, not this second server
+
+
+async def test_auto_consent_skips_the_consent_page(browser: Any) -> None:
+    with authorization_server(auto_consent=True) as server:
+        meta = server.metadata
+        async with (
+            httpx.AsyncClient(trust_env=False, timeout=10) as http,
+            LoopbackAuthorizer(open_browser=False, print_to=io.StringIO()) as authorizer,
+        ):
+            registered = await http.post(
+                meta["registration_endpoint"],
+                json={
+                    "redirect_uris": [authorizer.redirect_uri],
+                    "grant_types": ["authorization_code", "refresh_token"],
+                    "token_endpoint_auth_method": "none",
+                    "application_type": "native",
+                },
+            )
+            _, challenge = pkce()
+            query = {
+                "response_type": "code",
+                "client_id": registered.json()["client_id"],
+                "redirect_uri": authorizer.redirect_uri,
+                "scope": "mcp:tools",
+                "resource": "http://127.0.0.1:9/mcp",
+                "state": "s",
+                "code_challenge": challenge,
+                "code_challenge_method": "S256",
+            }
+            url = meta["authorization_endpoint"] + "?" + urlencode(query)
+            seen: list[str] = []
+            browser.delete_all_cookies()  # a fresh person: the login page comes first
+
+            def person() -> str:
+                return sign_in_and_consent(browser, url, redirect_prefix=authorizer.redirect_uri, seen=seen)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(anyio.to_thread.run_sync, person)
+                params = await authorizer.authorize(url)
+        assert "code" in params and params["state"] == "s"
+        assert seen == ["login"]

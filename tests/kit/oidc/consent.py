@@ -59,8 +59,14 @@ def chromium() -> Iterator[Any]:
             driver.quit()
 
 
-def sign_in_and_consent(driver: Any, authorization_url: str, *, login: str = "ada", redirect_prefix: str) -> str:
-    """Open the URL, sign in, consent if asked; return the heading of the page at ``redirect_prefix``."""
+def sign_in_and_consent(
+    driver: Any, authorization_url: str, *, login: str = "ada", redirect_prefix: str, seen: list[str] | None = None
+) -> str:
+    """Open the URL, sign in, consent if asked; return the heading of the page at ``redirect_prefix``.
+
+    ``seen``: gets the pages met on the way ("login", "consent"), for a test that cares.
+    """
+    seen = [] if seen is None else seen
     from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.wait import WebDriverWait
@@ -77,11 +83,13 @@ def sign_in_and_consent(driver: Any, authorization_url: str, *, login: str = "ad
 
     try:
         if wait.until(stage) == "login":  # a browser that signed in before goes straight to consent
+            seen.append("login")
             driver.find_element(By.NAME, "login").send_keys(login)
             driver.find_element(By.NAME, "password").send_keys("any password will do")
             driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
             wait.until(lambda d: stage(d) in ("consent", "redirected"))
         if stage(driver) == "consent":
+            seen.append("consent")
             wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
             driver.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
             wait.until(lambda d: d.current_url.startswith(redirect_prefix))

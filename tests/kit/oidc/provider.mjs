@@ -18,14 +18,14 @@ import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 
 // The pinned package lives in the bootstrap cache, not beside this script: $OIDC_PROVIDER_ENTRY is its folder.
-const Provider = await loadProvider(process.env.OIDC_PROVIDER_ENTRY);
+const { Provider, errors, interactionPolicy } = await loadProvider(process.env.OIDC_PROVIDER_ENTRY);
 
 async function loadProvider(dir) {
   if (!dir) throw new Error("set OIDC_PROVIDER_ENTRY to the oidc-provider package folder");
   const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
   let entry = pkg.exports?.["."] ?? pkg.exports ?? pkg.main ?? "index.js";
   while (typeof entry === "object") entry = entry.import ?? entry.default;
-  return (await import(pathToFileURL(join(dir, entry)).href)).default;
+  return await import(pathToFileURL(join(dir, entry)).href);
 }
 
 const { values } = parseArgs({
@@ -83,7 +83,7 @@ const configuration = {
       useGrantedResource: () => true,
       getResourceServerInfo: (ctx, resourceIndicator) => {
         if (!/^https?:\/\//.test(resourceIndicator)) {
-          throw new Provider.errors.InvalidTarget("this test server issues tokens for http(s) resources only");
+          throw new errors.InvalidTarget("this test server issues tokens for http(s) resources only");
         }
         return {
           scope: resourceScopes,
@@ -98,7 +98,11 @@ const configuration = {
 };
 
 if (values["auto-consent"]) {
-  // Grant whatever the client asked for, so the person only signs in.
+  // Grant whatever the client asked for, so the person only signs in: no consent prompt, not even
+  // the one oidc-provider always shows native (loopback redirect) clients.
+  const policy = interactionPolicy.base();
+  policy.get("consent").checks.remove("native_client_prompt");
+  configuration.interactions = { policy };
   configuration.loadExistingGrant = async (ctx) => {
     const { oidc } = ctx;
     const grant = new oidc.provider.Grant({ clientId: oidc.client.clientId, accountId: oidc.session.accountId });
