@@ -218,7 +218,8 @@ class FakeConsent:
 
     def __init__(self, fake: Fake, mode: str = "ok") -> None:
         self.fake = fake
-        self.mode = mode  # ok | error | wrong-state | wrong-iss | no-iss
+        self.mode = mode  # ok | error | wrong-state | wrong-iss | no-iss | slow
+        self.delay = 0.0
         self.redirect_uri = "http://127.0.0.1:1/callback"
         self.urls: list[str] = []
         self.started = 0
@@ -232,10 +233,15 @@ class FakeConsent:
 
     async def authorize(self, authorization_url: str) -> Mapping[str, str]:
         self.urls.append(authorization_url)
+        if self.delay:
+            await asyncio.sleep(self.delay)  # the person reading the page
         query = dict(parse_qsl(urlsplit(authorization_url).query))
         self.fake.pkce = {"challenge": query.get("code_challenge", ""), "scope": query.get("scope", "")}
         if self.mode == "error":
-            return {"error": "access_denied", "error_description": "the person said no", "state": query["state"]}
+            answer = {"error": "access_denied", "error_description": "the person said no", "state": query["state"]}
+            return {**answer, "iss": self.fake.issuer}
+        if self.mode == "wrong-iss-error":
+            return {"error": "access_denied", "error_description": "SECRET-looking text", "iss": "https://evil.example"}
         answer = {"code": CODE, "state": query["state"], "iss": self.fake.issuer}
         if self.mode == "wrong-state":
             answer["state"] = "not-the-state"

@@ -21,6 +21,7 @@ from elicitkit.auth import (
     MemoryTokenStore,
     MetadataError,
     OAuth,
+    RefreshRefused,
     RegistrationError,
     ResourceMismatch,
     StateMismatch,
@@ -69,6 +70,30 @@ async def test_sign_in_then_the_stored_token_needs_no_person(modern: bool, caplo
         _no_secret(record.getMessage())
 
 
+async def test_login_without_an_mcp_request_then_the_client_uses_the_token() -> None:
+    store = MemoryTokenStore()
+    async with fake_server() as fake:
+        consent = FakeConsent(fake)
+        tokens = await OAuth(store=store, authorizer=consent).login(fake.mcp_url)
+        assert tokens.access_token in fake.tokens
+        again = await OAuth(store=store, authorizer=consent).login(fake.mcp_url)
+        assert again == tokens and len(consent.urls) == 1  # kept token: no second sign-in
+        await OAuth(store=store, authorizer=consent).login(fake.mcp_url, force=True)
+        assert len(consent.urls) == 2
+        async with _client(fake, OAuth(store=store, authorizer=FakeConsent(fake))) as client:
+            await client.list_tools()
+        assert fake.mcp_auth[-1] is not None
+
+
+async def test_a_slow_person_does_not_time_the_request_out() -> None:
+    async with fake_server() as fake:
+        consent = FakeConsent(fake)
+        consent.delay = 2.0
+        async with Client(fake.mcp_url, auth=OAuth(authorizer=consent), timeout=1.0) as client:
+            await client.list_tools()  # initialize waited 2 s for the person with a 1 s timeout
+        assert len(consent.urls) == 1
+
+
 async def test_refresh_before_expiry_rotates_the_refresh_token() -> None:
     async with fake_server() as fake:
         fake.expires_in = 30  # inside the 60 s leeway: every request finds the token about to expire
@@ -82,6 +107,21 @@ async def test_refresh_before_expiry_rotates_the_refresh_token() -> None:
         refreshes = [r["refresh_token"] for r in fake.token_requests if r["grant_type"] == "refresh_token"]
         assert len(set(refreshes)) == len(refreshes)  # each refresh used the newest (rotated) token
         assert len(consent.urls) == 1
+
+
+async def test_an_unreachable_token_endpoint_keeps_the_refresh_token() -> None:
+    store = MemoryTokenStore()
+    async with fake_server() as fake:
+        fake.expires_in = 30  # every request wants a refresh first
+        async with _client(fake, OAuth(store=store, authorizer=FakeConsent(fake), timeout=1.0)) as client:
+            fake.token_mode = "hang"
+            with pytest.raises(TokenEndpointError) as caught:
+                await client.call_tool("echo", {})
+        assert not isinstance(caught.value, RefreshRefused)
+        assert "did not answer" in str(caught.value)
+        _no_secret(str(caught.value))
+        record = await store.load(token_key(fake.mcp_url, fake.issuer))
+        assert record is not None and record["refresh_token"]  # a network blip does not sign the person out
 
 
 async def test_refresh_on_401_is_silent() -> None:
@@ -239,6 +279,7 @@ async def test_no_way_to_register() -> None:
         ("wrong-state", StateMismatch),
         ("wrong-iss", IssuerMismatch),
         ("no-iss", IssuerMismatch),
+        ("wrong-iss-error", IssuerMismatch),  # another issuer's error is not even shown
     ],
 )
 async def test_bad_redirects(mode: str, kind: type[AuthError]) -> None:

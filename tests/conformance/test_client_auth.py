@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .harness import LATEST, STABLE, python_command, run_client_scenario, run_client_suite
+from .harness import LATEST, STABLE, Check, python_command, run_client_scenario, run_client_suite
 
 CLIENT = python_command("-m", "elicitkit.testing.conformance_client")
 # The suite's default client timeout is 30 s; its parallel legs start ~30 Python processes at
@@ -104,10 +104,23 @@ def test_client_suite_leg(
     )
     ran = {run.scenario for run in result.scenarios}
     assert ran == expected, f"ran {sorted(ran - expected)} unexpectedly, missed {sorted(expected - ran)}"
-    assert result.ok, result.summary()
-    assert not result.warnings(), result.summary()
-    failing = sorted({c.scenario for c in result.failures()})
-    assert failing == [], result.summary()
+    assert not result.timed_out and not result.parse_errors, result.summary()
+    assert result.failures() == [], result.summary()
+    late = [w for w in result.warnings() if _late_reconnect(w)]
+    assert [w for w in result.warnings() if w not in late] == [], result.summary()
+    # The suite exits 1 on any warning; the one tolerated here is explained in _late_reconnect.
+    assert result.returncode == 0 or late, result.summary()
+    assert all(run.checks for run in result.scenarios), result.summary()
+
+
+def _late_reconnect(check: Check) -> bool:
+    """sse-retry's timing check, reconnecting a little after the 500 ms asked (its WARNING band).
+
+    Only in these legs: they run every scenario of a suite at once, so the machine is busy and a
+    timer may fire late. The scenario runs alone, warning-free, in test_client_scenarios.py.
+    """
+    details = check.details if isinstance(check.details, dict) else {}
+    return check.id == "client-sse-retry-timing" and details.get("slightlyLate") is True
 
 
 @pytest.mark.conformance

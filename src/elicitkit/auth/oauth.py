@@ -259,7 +259,8 @@ class OAuth(TokenAuth):
             if asked:
                 params["scope"] = " ".join(asked)
             separator = "&" if urlsplit(server.authorization_endpoint).query else "?"
-            answer = await authorizer.authorize(server.authorization_endpoint + separator + urlencode(params))
+            with self._consent_pause():  # the person may take minutes: no request times out meanwhile
+                answer = await authorizer.authorize(server.authorization_endpoint + separator + urlencode(params))
         finally:
             await authorizer.close()
         code = self._check_redirect(target, answer, state)
@@ -274,18 +275,12 @@ class OAuth(TokenAuth):
         await self._keep(tokens, scopes)
 
     def _check_redirect(self, target: Target, answer: Mapping[str, str], state: str) -> str:
-        """The code from the redirect, once error, state and iss (RFC 9207) are checked."""
+        """The code from the redirect, checked in the spec's order: iss (RFC 9207), state, error.
+
+        ``iss`` comes first because a response from another issuer must not be acted on at all,
+        not even its ``error`` shown (the 2026-07-28 authorization spec); compared exactly.
+        """
         server = target.auth_server
-        error = answer.get("error")
-        if error:
-            description = answer.get("error_description") or ""
-            why = f"{error[:80]}" + (f" ({description[:200]})" if description else "")
-            raise AuthorizationDenied(f"the authorization server {server.issuer} did not authorize: {why}")
-        if not secrets.compare_digest(str(answer.get("state", "")), state):
-            raise StateMismatch(
-                "the sign-in redirect carried another state than the one sent; refused (a forged or stale "
-                "redirect, or two sign-ins at once): try again"
-            )
         iss = answer.get("iss")
         if iss is not None and iss != server.issuer:
             raise IssuerMismatch(
@@ -297,6 +292,16 @@ class OAuth(TokenAuth):
                 f"the authorization server {server.issuer} advertises the iss parameter, but the redirect has none; "
                 "refused (RFC 9207)"
             )
+        if not secrets.compare_digest(str(answer.get("state", "")), state):
+            raise StateMismatch(
+                "the sign-in redirect carried another state than the one sent; refused (a forged or stale "
+                "redirect, or two sign-ins at once): try again"
+            )
+        error = answer.get("error")
+        if error:
+            description = answer.get("error_description") or ""
+            why = f"{error[:80]}" + (f" ({description[:200]})" if description else "")
+            raise AuthorizationDenied(f"the authorization server {server.issuer} did not authorize: {why}")
         code = answer.get("code")
         if not code:
             raise AuthorizationDenied(f"the redirect from {server.issuer} carried neither a code nor an error")

@@ -17,15 +17,17 @@ is simply sent again. Credentials are kept per issuer; a new issuer never sees a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
 from elicitkit.auth.base import MemoryTokenStore, TokenStore, token_key
 from elicitkit.auth.challenge import Challenge, challenges_from
 from elicitkit.auth.discovery import AuthServer, ProtectedResource, discover_auth_server, discover_resource, origin
-from elicitkit.auth.errors import InsufficientScope, RefreshRefused, TokenEndpointError
+from elicitkit.auth.errors import InsufficientScope, RefreshRefused
 from elicitkit.auth.http import Fetcher
 from elicitkit.auth.jose import DPoPKey
 from elicitkit.auth.tokens import ClientIdentity, DPoPState, TokenSet, merge_refreshed, request_token
@@ -90,6 +92,11 @@ class TokenAuth:
         self._dpop_state: DPoPState | None = None
         self._step_ups = 0
         self._lock: asyncio.Lock | None = None
+        self._consent_pause: Callable[[], AbstractContextManager[None]] = contextlib.nullcontext
+
+    def pause_during_consent(self, pause: Callable[[], AbstractContextManager[None]]) -> None:
+        """``Client`` hands over its ``timeouts_paused``: request timeouts stand still while a person signs in."""
+        self._consent_pause = pause
 
     def __repr__(self) -> str:
         issuer = self.target.issuer if self.target else None
@@ -136,6 +143,34 @@ class TokenAuth:
                 return True
             await self._unauthorized(url, challenge, challenges)
             return True
+
+    async def login(self, server_url: str, *, force: bool = False) -> TokenSet:
+        """Get a token for ``server_url`` now, without an MCP request (``elicitkit auth login``).
+
+        Discovery starts from the well-known metadata URLs (there is no 401 to read). A kept token
+        that is still valid is returned as is unless ``force``; an expired one is refreshed.
+        """
+        no_challenge = Challenge("bearer", {})
+        async with self._locked():
+            target = await self._discover(server_url, no_challenge, [])
+            if not force:
+                stored = await self._load_tokens(target)
+                if stored is not None and not stored.expired():
+                    self.tokens = stored
+                    return stored
+                if stored is not None and stored.refresh_token is not None:
+                    self.tokens = stored
+                    try:
+                        await self._refresh()
+                    except RefreshRefused as exc:
+                        logger.info("refresh refused, authorizing again: %s", exc)
+                    else:
+                        assert self.tokens is not None
+                        return self.tokens
+            self.tokens = None
+            await self._obtain(target, self._initial_scopes(target, no_challenge))
+            assert self.tokens is not None
+            return self.tokens
 
     # -- 401 and 403 ------------------------------------------------------------------------
 
@@ -264,7 +299,7 @@ class TokenAuth:
                     dpop=self._dpop_state,
                     error=RefreshRefused,
                 )
-        except TokenEndpointError as exc:
+        except RefreshRefused as exc:  # the server said no: that refresh token is dead
             await self._drop_tokens()
             raise RefreshRefused(f"{exc}; authorize again") from None
         await self._keep(merge_refreshed(self.tokens, fresh))

@@ -198,7 +198,8 @@ async def request_token(
         if dpop is not None:
             nonce = dpop.nonces.get(origin(token_endpoint))
             headers["DPoP"] = dpop.key.proof("POST", token_endpoint, nonce=nonce)
-        reply = await http.post_form(token_endpoint, body, "the token endpoint", error, headers)
+        # Not reaching the endpoint is not a refusal: it raises the plain TokenEndpointError.
+        reply = await http.post_form(token_endpoint, body, "the token endpoint", TokenEndpointError, headers)
         if dpop is not None and reply.headers.get("DPoP-Nonce"):
             dpop.nonces[origin(token_endpoint)] = reply.headers["DPoP-Nonce"]
         if reply.ok:

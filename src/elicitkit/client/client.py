@@ -161,6 +161,11 @@ class Client:
         )
         self.auto_url_elicitation = auto_url_elicitation
         self.url_elicitation_timeout = url_elicitation_timeout
+        # A person signing in (OAuth consent in the browser) must not have the request that
+        # needed the sign-in time out underneath them: auth objects that ask a person take this.
+        pause = getattr(auth, "pause_during_consent", None)
+        if callable(pause):
+            pause(self.timeouts_paused)
         self.logging_callback = logging_callback
         self.notification_callback = notification_callback
         self.timeout = timeout

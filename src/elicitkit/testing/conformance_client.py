@@ -48,13 +48,8 @@ def _client(url: str, **kwargs: Any) -> Client:
         era: dict[str, Any] = {"mode": "legacy"}
     else:
         era = {"mode": "modern", "protocol_version": version}
-    return Client(
-        url,
-        client_info={"name": "elicitkit-conformance-client", "version": "0.1.0"},
-        timeout=30,
-        **era,
-        **kwargs,
-    )
+    kwargs.setdefault("timeout", 30)
+    return Client(url, client_info={"name": "elicitkit-conformance-client", "version": "0.1.0"}, **era, **kwargs)
 
 
 async def _accept(request: ElicitRequest) -> ElicitationResult[Any]:
@@ -221,7 +216,9 @@ AUTH_CODE_SCENARIOS = (
 
 async def _use_protected(url: str, auth: AuthProvider) -> None:
     """What a user of a protected server does: connect, list the tools, call one."""
-    async with _client(url, auth=auth) as client:
+    # The first request carries the whole flow (discovery, registration, consent, token): on a
+    # loaded machine running a suite's scenarios in parallel that can take longer than a request.
+    async with _client(url, auth=auth, timeout=100) as client:
         tools = await client.list_tools()
         log.info("tools: %s", [tool.name for tool in tools.tools])
         result = await client.call_tool("test-tool", {})
