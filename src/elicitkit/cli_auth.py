@@ -56,30 +56,6 @@ def covers(resource: str, server: str) -> bool:
     return server == resource or server.startswith(resource + "/")
 
 
-class _FreshSignIn:
-    """The store as ``login`` sees it: earlier tokens are hidden (a new sign-in), writes go through."""
-
-    def __init__(self, store: TokenStore) -> None:
-        self.store = store
-
-    async def load(self, key: str) -> dict[str, Any] | None:
-        from elicitkit.auth import split_key
-
-        parsed = split_key(key)
-        if parsed is not None and parsed[0] == "tokens":
-            return None
-        return await self.store.load(key)
-
-    async def save(self, key: str, value: dict[str, Any]) -> None:
-        await self.store.save(key, value)
-
-    async def delete(self, key: str) -> None:
-        await self.store.delete(key)
-
-    async def keys(self) -> list[str]:
-        return await self.store.keys()
-
-
 # ------------------------------------------------------------------------------ what status shows
 
 
@@ -163,18 +139,12 @@ async def _entries(store: TokenStore, server: str | None) -> list[tuple[str, dic
 
 async def _login(server: str, no_browser: bool, timeout: float) -> int:
     from elicitkit.auth import LoopbackAuthorizer, OAuth, default_token_store
-    from elicitkit.client.client import Client
 
     store = default_token_store()
-    oauth = OAuth(store=_FreshSignIn(store), authorizer=LoopbackAuthorizer(open_browser=not no_browser))
-    async with Client(server, auth=oauth, timeout=timeout):
-        pass
-    if oauth.tokens is None:
-        click.echo(f"{server} did not ask to sign in: it needs no token.")
-        return 0
-    entries = await _entries(store, server)
+    oauth = OAuth(store=store, authorizer=LoopbackAuthorizer(open_browser=not no_browser), timeout=timeout)
+    await oauth.login(server, force=True)  # kept tokens are replaced only once this succeeds
     click.echo("Signed in.")
-    for _, entry in entries:
+    for _, entry in await _entries(store, server):
         click.echo(_show(entry))
     return 0
 
