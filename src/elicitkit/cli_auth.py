@@ -37,12 +37,39 @@ def http_auth(server: str, no_browser: bool, store: TokenStore | None = None) ->
     """The OAuth for an http(s) SERVER (it stays idle unless the server answers 401); None for stdio."""
     if not _is_http(server):
         return None
-    from elicitkit.auth import LoopbackAuthorizer, OAuth, default_token_store
+    from elicitkit.auth import LoopbackAuthorizer, OAuth
 
     return OAuth(
-        store=store if store is not None else default_token_store(),
+        store=store if store is not None else _DefaultStore(),
         authorizer=LoopbackAuthorizer(open_browser=not no_browser),
     )
+
+
+class _DefaultStore:
+    """:func:`~elicitkit.auth.default_token_store`, chosen on first use: a server that never asks
+    for a token costs no keyring probe (a D-Bus round trip on Linux)."""
+
+    def __init__(self) -> None:
+        self._store: TokenStore | None = None
+
+    def _chosen(self) -> TokenStore:
+        if self._store is None:
+            from elicitkit.auth import default_token_store
+
+            self._store = default_token_store()
+        return self._store
+
+    async def load(self, key: str) -> dict[str, Any] | None:
+        return await self._chosen().load(key)
+
+    async def save(self, key: str, value: dict[str, Any]) -> None:
+        await self._chosen().save(key, value)
+
+    async def delete(self, key: str) -> None:
+        await self._chosen().delete(key)
+
+    async def keys(self) -> list[str]:
+        return await self._chosen().keys()
 
 
 def _normal(url: str) -> str:

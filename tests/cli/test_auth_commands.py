@@ -6,6 +6,7 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -152,3 +153,31 @@ def test_describe_ignores_odd_values() -> None:
     entry = describe({"expires_at": True, "scope": 5, "token_type": "Mac", "refresh_token": ""}, SERVER, ISSUER)
     assert entry["expires_at"] is None and entry["scopes"] == [] and entry["token_type"] == "Bearer"
     assert entry["renews_itself"] is False
+
+
+def test_call_gets_oauth_for_urls_only_and_picks_the_store_on_first_use(
+    store: FileTokenStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import elicitkit.auth
+    from elicitkit.auth import LoopbackAuthorizer, OAuth
+    from elicitkit.cli_auth import http_auth
+
+    assert http_auth("python server.py", no_browser=False) is None
+    chosen: list[str] = []
+    real = elicitkit.auth.default_token_store
+
+    def counting() -> Any:
+        chosen.append("store")
+        return real()
+
+    monkeypatch.setattr(elicitkit.auth, "default_token_store", counting)
+    auth = http_auth(SERVER, no_browser=True)
+    assert isinstance(auth, OAuth)
+    assert isinstance(auth.authorizer, LoopbackAuthorizer) and auth.authorizer.open_browser is False
+    assert chosen == []  # nothing probed while the server has not asked for a token
+
+    async def first_use() -> list[str]:
+        return await auth.store.keys()
+
+    assert token_key(SERVER, ISSUER) in anyio.run(first_use)
+    assert chosen == ["store"]
