@@ -102,7 +102,7 @@ def _mcp_result(body: dict[str, Any]) -> dict[str, Any] | None:
 
 
 @asynccontextmanager
-async def fake_server() -> AsyncIterator[Fake]:
+async def fake_server(keepalive_timeout: float = 75.0) -> AsyncIterator[Fake]:
     fake = Fake()
     released = asyncio.Event()
 
@@ -200,7 +200,7 @@ async def fake_server() -> AsyncIterator[Fake]:
     app.router.add_get("/.well-known/oauth-authorization-server", as_metadata)
     app.router.add_post("/register", register)
     app.router.add_post("/token", token)
-    runner = web.AppRunner(app, access_log=None)
+    runner = web.AppRunner(app, access_log=None, keepalive_timeout=keepalive_timeout)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()

@@ -16,6 +16,7 @@ from elicitkit import Client
 from elicitkit.auth import (
     AuthError,
     AuthorizationDenied,
+    ClientCredentials,
     InsufficientScope,
     IssuerMismatch,
     MemoryTokenStore,
@@ -27,6 +28,7 @@ from elicitkit.auth import (
     StateMismatch,
     StaticToken,
     TokenEndpointError,
+    WorkloadIdentity,
     token_key,
 )
 
@@ -92,6 +94,19 @@ async def test_a_slow_person_does_not_time_the_request_out() -> None:
         async with Client(fake.mcp_url, auth=OAuth(authorizer=consent), timeout=1.0) as client:
             await client.list_tools()  # initialize waited 2 s for the person with a 1 s timeout
         assert len(consent.urls) == 1
+
+
+async def test_a_sign_in_longer_than_the_servers_keep_alive() -> None:
+    """A sign-in mid-session that outlasts the server's keep-alive still completes (fresh connections)."""
+    async with fake_server(keepalive_timeout=0.3) as fake:
+        consent = FakeConsent(fake)
+        consent.delay = 1.0
+        async with _client(fake, OAuth(authorizer=consent), modern=True) as client:
+            await client.list_tools()
+            fake.revoke_all()
+            fake.refresh_mode = "refuse"  # the next call signs in again, slowly, mid-session
+            await client.call_tool("echo", {})
+        assert len(consent.urls) == 2
 
 
 async def test_refresh_before_expiry_rotates_the_refresh_token() -> None:
@@ -339,3 +354,28 @@ async def test_without_auth_a_401_says_what_to_pass() -> None:
 def test_auth_is_for_http_servers_only() -> None:
     with pytest.raises(TypeError, match="http"):
         Client(["python", "-m", "server"], auth=StaticToken("t"))
+
+
+async def test_workload_identity_errors_are_surfaced_not_retried() -> None:
+    async with fake_server() as fake:  # its token endpoint knows no jwt-bearer grant
+        auth = WorkloadIdentity(assertion=lambda: "jwt-SECRET", client_id="wl")
+        with pytest.raises(TokenEndpointError, match="unsupported_grant_type") as caught:
+            async with _client(fake, auth) as client:
+                await client.list_tools()
+        _no_secret(str(caught.value))
+        assert [r["grant_type"] for r in fake.token_requests] == ["urn:ietf:params:oauth:grant-type:jwt-bearer"]
+        assert fake.token_requests[0]["resource"] == fake.mcp_url
+
+
+async def test_client_credentials_with_a_secret() -> None:
+    async with fake_server() as fake:
+        auth = ClientCredentials(client_id="svc", client_secret=CLIENT_SECRET)
+        with pytest.raises(TokenEndpointError) as caught:  # the fake grants no client_credentials
+            async with _client(fake, auth) as client:
+                await client.list_tools()
+        _no_secret(str(caught.value))
+        [request] = fake.token_requests
+        assert request["grant_type"] == "client_credentials"
+        assert "client_secret" not in request  # client_secret_basic: in the Authorization header
+        with pytest.raises(ValueError, match="exactly one"):
+            ClientCredentials(client_id="svc")

@@ -6,6 +6,12 @@ scenario name in ``MCP_CONFORMANCE_SCENARIO`` (and, from 0.2.x on, the protocol 
 Each scenario is a short coroutine doing what a real client would. The era follows the
 protocol version: a handshake version (or none) means the legacy client, anything else the
 2026-07-28 client (no handshake, an envelope and ``Mcp-*`` headers on every request).
+
+The ``auth/*`` scenarios connect with an ``elicitkit.auth`` object (``OAuth`` with a
+:class:`~elicitkit.testing.redirects.RedirectFollower` standing in for the person,
+``ClientCredentials``, ``EnterpriseManaged``, ``WorkloadIdentity``), list the tools and call
+one; credentials the suite hands out come from ``MCP_CONFORMANCE_CONTEXT``. A scenario that
+expects a refusal ends with the ``AuthError`` logged and exit status 1.
 """
 
 from __future__ import annotations
@@ -49,6 +55,9 @@ def _client(url: str, **kwargs: Any) -> Client:
     else:
         era = {"mode": "modern", "protocol_version": version}
     kwargs.setdefault("timeout", 30)
+    # The suites run their scenarios in parallel: on a busy 2-core machine a first answer can take
+    # longer than the default 10 s probe (this is about the machine, not the server).
+    kwargs.setdefault("discover_timeout", 60)
     return Client(url, client_info={"name": "elicitkit-conformance-client", "version": "0.1.0"}, **era, **kwargs)
 
 

@@ -172,13 +172,19 @@ class StreamableHTTPTransport:
         for attempt in range(MAX_AUTH_RETRIES + 1):
             headers, sent = await self._authorized("POST", merged)
             try:
-                resp = await self._http.post(self.url, data=data, headers=headers)
+                resp = (
+                    await self._post_again(data, headers)
+                    if attempt
+                    else await self._http.post(self.url, data=data, headers=headers)
+                )
             except aiohttp.ClientError as exc:
                 await self._lost(request_id, self._unreachable(exc))
                 return
             if attempt == MAX_AUTH_RETRIES or not await self._challenged(resp, sent):
                 break
-            resp.release()
+            # The flow may have taken long (a person signing in): this connection may be idle past
+            # the server's keep-alive by the time of the retry, so it is not reused.
+            resp.close()
         if not self.stateless and self.session_id is None and "mcp-session-id" in resp.headers:
             self.session_id = resp.headers["mcp-session-id"]
         ctype = resp.headers.get("content-type", "")
@@ -209,6 +215,19 @@ class StreamableHTTPTransport:
             await self._lost(request_id, self._refused(resp.status))
             return
         await self._lost(request_id, f"HTTP {resp.status} without a JSON-RPC answer: {body[:200]!r}")
+
+    async def _post_again(self, data: bytes, headers: dict[str, str]) -> aiohttp.ClientResponse:
+        """The POST after an auth challenge; once more on a fresh connection if a kept-alive one was dead.
+
+        An auth flow can outlast a server's keep-alive timeout, and a connection the server closed
+        meanwhile fails at once (reset, disconnected) without the request having been read.
+        """
+        assert self._http is not None
+        try:
+            return await self._http.post(self.url, data=data, headers=headers)
+        except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError):
+            logger.info("a kept-alive connection was closed during the auth flow; sending again")
+            return await self._http.post(self.url, data=data, headers=headers)
 
     async def _authorized(self, method: str, headers: dict[str, str]) -> tuple[dict[str, str], Mapping[str, str]]:
         """``headers`` plus the auth hook's for this request, and the hook's alone (shown back on a challenge)."""
