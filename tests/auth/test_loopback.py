@@ -182,7 +182,8 @@ def fake_browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """$BROWSER set to a script that writes the URL it is given to a file."""
     seen = tmp_path / "opened.txt"
     script = tmp_path / "browser.sh"
-    script.write_text(f'#!/bin/sh\nprintf "%s" "$1" > {seen}\n', encoding="utf-8")
+    # written aside, then renamed: the test sees the whole URL or no file at all
+    script.write_text(f'#!/bin/sh\nprintf "%s" "$1" > "{seen}.part" && mv "{seen}.part" "{seen}"\n', encoding="utf-8")
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setenv("BROWSER", str(script))
     monkeypatch.setattr(webbrowser, "_tryorder", None)  # webbrowser reads $BROWSER once per process
