@@ -43,7 +43,7 @@ pytestmark = pytest.mark.timeout(240)
 ELICITKIT = Path(sys.executable).with_name("elicitkit")
 PROTECTED = Path(__file__).resolve().parents[1] / "auth" / "protected_server.py"
 ENTER = "\r"
-ACCESS_TTL = 80  # seconds; the client renews 60 s before expiry, so a token is fresh for ~20 s
+ACCESS_TTL = 95  # seconds; the client renews 60 s before expiry, so a token is fresh for ~35 s (room for a slow start)
 REFRESH_LEEWAY = 60
 
 
