@@ -51,7 +51,9 @@ the wrong kind of thing), ``InvalidAnswer`` a ``ValueError``, ``ElicitationTimeo
     │   ├── StateMismatch             the redirect's state is not the one sent
     │   ├── TokenEndpointError        the token endpoint refused, hung or answered garbage
     │   │   └── RefreshRefused        a refresh was refused: authorize again
-    │   └── InsufficientScope         403 insufficient_scope after the allowed re-authorizations
+    │   ├── InsufficientScope         403 insufficient_scope after the allowed re-authorizations
+    │   ├── AuthorizationTimeout      nobody finished signing in in the browser in time (also a TimeoutError)
+    │   └── TokenStoreError           the token store cannot be read or written
     └── TaskError                     the Tasks extension's store or state machine
         ├── TaskExists
         ├── TaskStoreUnavailable      the store cannot be reached (also an MCPError: -32603, try again)
@@ -131,6 +133,8 @@ _HOMES = {
     "TokenEndpointError": "elicitkit.auth.errors",
     "RefreshRefused": "elicitkit.auth.errors",
     "InsufficientScope": "elicitkit.auth.errors",
+    "AuthorizationTimeout": "elicitkit.auth.loopback",
+    "TokenStoreError": "elicitkit.auth.stores",
 }
 
 if TYPE_CHECKING:

@@ -7,6 +7,10 @@
 * :class:`StaticToken`: a bearer token you already have.
 * :data:`AuthProvider`: the protocol for your own (``headers`` and ``on_challenge``).
 
+For a person at a terminal: :class:`LoopbackAuthorizer` (the browser, back on a loopback
+redirect) and the stores that outlive the program: :class:`KeyringTokenStore`,
+:class:`FileTokenStore`, :func:`default_token_store` (keyring when usable, else the file).
+
 :class:`TokenStore` keeps tokens between runs (:class:`MemoryTokenStore` by default);
 :class:`Authorizer` is how a person consents. Errors are :class:`~elicitkit.errors.AuthError`
 subclasses (``elicitkit.auth.errors``). docs/auth.md has a worked example of each.
@@ -36,7 +40,9 @@ from elicitkit.auth.errors import (
     TokenEndpointError,
 )
 from elicitkit.auth.grants import ClientCredentials, EnterpriseManaged, WorkloadIdentity
+from elicitkit.auth.loopback import AuthorizationTimeout, LoopbackAuthorizer
 from elicitkit.auth.oauth import OAuth
+from elicitkit.auth.stores import FileTokenStore, KeyringTokenStore, TokenStoreError, default_token_store
 from elicitkit.auth.tokens import TokenSet
 from elicitkit.errors import AuthError
 
@@ -44,11 +50,15 @@ __all__ = [
     "AuthError",
     "AuthProvider",
     "AuthorizationDenied",
+    "AuthorizationTimeout",
     "Authorizer",
     "ClientCredentials",
     "EnterpriseManaged",
+    "FileTokenStore",
     "InsufficientScope",
     "IssuerMismatch",
+    "KeyringTokenStore",
+    "LoopbackAuthorizer",
     "MemoryTokenStore",
     "MetadataError",
     "OAuth",
@@ -60,8 +70,10 @@ __all__ = [
     "TokenEndpointError",
     "TokenSet",
     "TokenStore",
+    "TokenStoreError",
     "WorkloadIdentity",
     "client_key",
+    "default_token_store",
     "split_key",
     "token_key",
 ]

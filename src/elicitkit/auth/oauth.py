@@ -31,7 +31,7 @@ from elicitkit.auth.errors import (
 )
 from elicitkit.auth.http import Fetcher, is_loopback
 from elicitkit.auth.provider import Target, TokenAuth
-from elicitkit.auth.tokens import ClientIdentity
+from elicitkit.auth.tokens import ClientIdentity, TokenSet
 from elicitkit.errors import AuthError
 
 __all__ = ["OAuth", "pkce_pair"]
@@ -105,6 +105,24 @@ class OAuth(TokenAuth):
 
     def _client_identity(self) -> ClientIdentity | None:
         return self._identity
+
+    async def _load_tokens(self, target: Target) -> TokenSet | None:
+        """Kept tokens, with the client they were issued to: a new program must refresh as that client."""
+        tokens = await super()._load_tokens(target)
+        if tokens is not None and self._identity is None:
+            self._identity = await self._kept_identity(target)
+        return tokens
+
+    async def _kept_identity(self, target: Target) -> ClientIdentity | None:
+        server = target.auth_server
+        if self.client_id is not None:
+            return ClientIdentity(
+                self.client_id, self.client_secret, self._auth_method(target, self.client_secret is not None)
+            )
+        if self.client_metadata_url is not None and server.client_id_metadata_document_supported:
+            return ClientIdentity(self.client_metadata_url, None, "none")
+        stored = await self.store.load(client_key(server.issuer))
+        return ClientIdentity.from_json(stored) if stored is not None else None
 
     def _auth_method(self, target: Target, has_secret: bool) -> str:
         if self.token_endpoint_auth_method is not None:
