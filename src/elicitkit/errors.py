@@ -53,7 +53,8 @@ the wrong kind of thing), ``InvalidAnswer`` a ``ValueError``, ``ElicitationTimeo
     │   │   └── RefreshRefused        a refresh was refused: authorize again
     │   ├── InsufficientScope         403 insufficient_scope after the allowed re-authorizations
     │   ├── AuthorizationTimeout      nobody finished signing in in the browser in time (also a TimeoutError)
-    │   └── TokenStoreError           the token store cannot be read or written
+    │   ├── TokenStoreError           the token store cannot be read or written
+    │   └── InvalidToken              (server side) a bearer token the resource server refused: 401
     └── TaskError                     the Tasks extension's store or state machine
         ├── TaskExists
         ├── TaskStoreUnavailable      the store cannot be reached (also an MCPError: -32603, try again)
@@ -137,6 +138,7 @@ if TYPE_CHECKING:
     )
     from elicitkit.auth.loopback import AuthorizationTimeout
     from elicitkit.auth.stores import TokenStoreError
+    from elicitkit.server.auth.tokens import InvalidToken
 
 # The OAuth client's errors load on first use: elicitkit.auth brings a JOSE library and a web
 # server (the sign-in redirect) that a server or a client without auth never needs, and eager
@@ -153,6 +155,7 @@ _AUTH_HOMES = {
     "InsufficientScope": "elicitkit.auth.errors",
     "AuthorizationTimeout": "elicitkit.auth.loopback",
     "TokenStoreError": "elicitkit.auth.stores",
+    "InvalidToken": "elicitkit.server.auth.tokens",
 }
 
 
@@ -184,6 +187,7 @@ __all__ = [
     "InvalidRequestState",
     "InvalidResultType",
     "InvalidTemplate",
+    "InvalidToken",
     "InvalidToolHeaders",
     "InvalidTransition",
     "IssuerMismatch",

@@ -108,7 +108,7 @@ class Fetcher:
                 async with self._session.request(
                     method, url, headers=dict(headers), data=data, allow_redirects=method == "GET", max_redirects=3
                 ) as resp:
-                    body = await resp.content.read(MAX_BODY + 1)
+                    body = await _read_bounded(resp.content)
                     if len(body) > MAX_BODY:
                         raise error(f"{what} at {url} is larger than {MAX_BODY} bytes; refused")
                     return Reply(url, resp.status, resp.headers, body)
@@ -116,3 +116,17 @@ class Fetcher:
             raise error(f"{what} at {url} did not answer within {self.timeout:g}s; try again later") from None
         except aiohttp.ClientError as exc:
             raise error(f"{what} at {url} could not be reached ({type(exc).__name__}); is it up?") from None
+
+
+async def _read_bounded(content: aiohttp.StreamReader) -> bytes:
+    """The body up to ``MAX_BODY + 1`` bytes. ``read(n)`` returns what has arrived so far (up to
+    n), not n: one call could cut a body that came in several chunks."""
+    chunks: list[bytes] = []
+    size = 0
+    while size <= MAX_BODY:
+        chunk = await content.read(MAX_BODY + 1 - size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)

@@ -70,6 +70,9 @@ class StreamControl(Protocol):
 class SessionPort(Protocol):
     """One session as its transport drives it. ``async with port:`` runs it for the block."""
 
+    # Who the transport authenticated when the session opened (HTTP with a bearer gate), if anyone.
+    principal: str | None
+
     def feed(self, data: Incoming, inbound: Inbound | None = None, /) -> Awaitable[None]:
         """Everything the transport receives for this session, in order.
 
@@ -132,4 +135,9 @@ class Endpoint(Protocol):
 
     def http_backplane(self) -> Backplane | None:
         """What HTTP serving shares with a fleet (None: the transport's in-process default)."""
+        ...
+
+    def http_gate(self, app: ASGIApp, open_prefix: str) -> ASGIApp:
+        """``app`` (the endpoint) behind the server's bearer-token gate, or ``app`` itself when
+        the server needs none; ``open_prefix``: paths a browser opens (the pages) pass through."""
         ...

@@ -55,6 +55,13 @@ class Context:
         return self._scope.session
 
     @property
+    def principal(self) -> str | None:
+        """Who this request acts for: the verified token's subject (``"sub via client"``) when the
+        server has ``auth``; None on stdio and without auth. Tasks, pages, rounds and legacy
+        sessions are bound to it."""
+        return self._scope.principal
+
+    @property
     def request_id(self) -> RequestId:
         return self._scope.request_id
 

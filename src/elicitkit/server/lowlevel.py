@@ -18,6 +18,7 @@ from elicitkit.server.session import LOG_LEVELS, ServerSession
 
 if TYPE_CHECKING:
     from elicitkit.backplane.base import Backplane
+    from elicitkit.server.auth.gate import ResourceServer
 
 RequestHandlerFn = Callable[[RequestScope], Awaitable[JSON]]
 NotificationHandlerFn = Callable[[ServerSession, dict[str, Any]], Awaitable[None]]
@@ -56,6 +57,8 @@ class LowLevelServer:
         self.extra_capabilities = capabilities or {}
         self.request_handlers: dict[str, RequestHandlerFn] = {"logging/setLevel": _set_level}
         self.notification_handlers: dict[str, NotificationHandlerFn] = {}
+        # The OAuth resource server in front of HTTP (None: requests need no token).
+        self.auth: ResourceServer | None = None
 
     @property
     def server_info(self) -> dict[str, Any]:
@@ -131,6 +134,13 @@ class LowLevelServer:
     def http_backplane(self) -> Backplane | None:
         """What HTTP serving shares with a fleet: a low-level server leaves it to the transport."""
         return None
+
+    def http_gate(self, app: ASGIApp, open_prefix: str) -> ASGIApp:
+        """The endpoint behind this server's resource server (``auth``), if it has one; paths
+        under ``open_prefix`` (the question pages) are opened by browsers and pass untouched."""
+        if self.auth is None:
+            return app
+        return self.auth.wrap(app, open_prefix)
 
     def set_request_handler(self, method: str, handler: RequestHandlerFn) -> None:
         self.request_handlers[method] = handler

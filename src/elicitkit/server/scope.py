@@ -270,6 +270,11 @@ class _HandshakeScope(RequestScope):
 
     __slots__ = ()
 
+    @property
+    def principal(self) -> str | None:  # type: ignore[override]
+        """The session's principal: HTTP binds a legacy session to whoever opened it."""
+        return self.session.principal
+
     def lacks(self, capability: dict[str, Any], text: str) -> Exception:
         return ElicitationUnsupported(text)
 

@@ -12,7 +12,7 @@ import logging
 import os
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
 
@@ -37,6 +37,9 @@ from elicitkit.server.session import ServerSession
 from elicitkit.server.tasks.serving import TaskMode, TaskOptions, TaskSupport
 from elicitkit.server.tasks.store import TaskStore
 from elicitkit.server.tools import Tool, make_tool
+
+if TYPE_CHECKING:
+    from elicitkit.server.auth.gate import ResourceServer
 
 logger = logging.getLogger("elicitkit.server")
 
@@ -67,6 +70,7 @@ class Server(LowLevelServer):
         principal: Callable[[Context], str | None] | None = None,
         task_store: TaskStore | None = None,
         backplane: Backplane | None = None,
+        auth: ResourceServer | None = None,
     ) -> None:
         """``max_questions``: the most questions one request may ask (each re-ask counts); past it
         the call ends with an error naming the cap. ``principal``: who a request acts for (say,
@@ -76,8 +80,12 @@ class Server(LowLevelServer):
         opened only when the first task is made (pass ``InMemoryTaskStore()`` for tests).
         ``backplane``: what the instances of a fleet share over Streamable HTTP (sessions, their
         streams, broadcasts; see ``docs/fleet.md``): ``RedisBackplane.from_url(url)``. Default:
-        one from ``$ELICITKIT_REDIS_URL`` when HTTP serving starts, else none (one process)."""
+        one from ``$ELICITKIT_REDIS_URL`` when HTTP serving starts, else none (one process).
+        ``auth``: a :class:`~elicitkit.server.auth.ResourceServer`: every HTTP request then needs
+        a bearer token, and its subject (and client) is the principal of everything the request
+        makes (docs/auth.md). Stdio stays unauthenticated."""
         super().__init__(name, version, title=title, instructions=instructions)
+        self.auth = auth
         if max_questions < 1:
             raise ValueError("max_questions must be at least 1")
         self.page_size = page_size

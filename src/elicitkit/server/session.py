@@ -59,6 +59,8 @@ class ServerSession:
         self.streams = streams
         # Serve only 2026 requests (the shared session behind stateless HTTP).
         self.stateless = stateless
+        # Who the transport authenticated when this (legacy) session opened: its requests act for them.
+        self.principal: str | None = None
         self.peer = Peer(
             Role.SERVER,
             send,

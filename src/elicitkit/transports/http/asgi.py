@@ -75,6 +75,7 @@ if TYPE_CHECKING:
     from elicitkit.transports.http.fleet import Fleet
 
 _QUICK_ANSWER_SECONDS = 0.25
+FOREIGN_SESSION = "this session belongs to another principal; start your own with initialize"
 
 
 class StreamableHTTPHandler:
@@ -139,11 +140,12 @@ class StreamableHTTPHandler:
             await send_plain(send, refusal[0], refusal[1])
             return
         method = scope["method"]
+        who = authenticated_identity(scope)
         if method != "POST" and refuses_streams(headers):
             await send_plain(send, 405, "2026-07-28 has no GET stream and no sessions", [(b"allow", b"POST")])
             return
         if method == "POST":
-            answer = await self._post(scope, receive, send, headers)
+            answer = await self._post(who, receive, send, headers)
             # Only what the answer needs lives on while it waits (for a person, maybe): not the
             # headers, the body or the decoded message.
             del headers
@@ -153,9 +155,9 @@ class StreamableHTTPHandler:
                 if with_ids is not None:
                     await self._pump(hs, stream, 0, receive, send, with_ids=with_ids)
         elif method == "GET":
-            await self._get(receive, send, headers)
+            await self._get(who, receive, send, headers)
         elif method == "DELETE":
-            await self._delete(send, headers)
+            await self._delete(who, send, headers)
         else:
             await send_plain(send, 405, "method not allowed", [(b"allow", b"GET, POST, DELETE")])
 
@@ -171,7 +173,7 @@ class StreamableHTTPHandler:
     # -- POST -----------------------------------------------------------------------
 
     async def _post(
-        self, scope: Scope, receive: Receive, send: ASGISend, headers: dict[str, str]
+        self, who: str | None, receive: Receive, send: ASGISend, headers: dict[str, str]
     ) -> tuple[HTTPSession, Stream, bool] | None:
         """Check and feed one POST; returns what :meth:`_answer` needs when a response must wait."""
         refusal = check_post_content(headers)
@@ -189,14 +191,14 @@ class StreamableHTTPHandler:
             await send_json(send, 400, exc.to_wire())
             return None
         if type(message) is not Request:  # a notification or a response: accepted, nothing to say back
-            await self._post_other(message, obj, headers, send)
+            await self._post_other(who, message, obj, headers, send)
             return None
         inbound = classify_request(
             message.method,
             message.params,
             headers=headers,
             header_params=self.server.tool_header_params,
-            principal=authenticated_identity(scope),
+            principal=who,
         )
         if type(inbound) is Rejected:
             await send_json(send, inbound.status, ErrorResponse(message.id, inbound.error).to_wire())
@@ -217,13 +219,17 @@ class StreamableHTTPHandler:
                 await send_json(send, 503, busy.to_wire(), [retry])
                 return None
             hs = opened
+            hs.principal = hs.session.principal = who
         else:
             found = self.table.get(headers.get(SESSION_HEADER))
             if found is None:
                 session_id = headers.get(SESSION_HEADER) or ""
                 if self.fleet is not None and session_id:  # held by another instance, maybe
-                    return await self._relay_request(send, session_id, headers, obj, message.id)
+                    return await self._relay_request(send, session_id, headers, obj, message.id, who)
                 await send_error(send, 404, INVALID_REQUEST, self.table.missing_reason(session_id), message.id)
+                return None
+            if found.principal != who:
+                await send_error(send, 403, INVALID_REQUEST, FOREIGN_SESSION, message.id)
                 return None
             hs = found
         request_id = message.id
@@ -236,11 +242,18 @@ class StreamableHTTPHandler:
         return hs, stream, False
 
     async def _relay_request(
-        self, send: ASGISend, session_id: str, headers: dict[str, str], obj: JSON, request_id: RequestId
+        self,
+        send: ASGISend,
+        session_id: str,
+        headers: dict[str, str],
+        obj: JSON,
+        request_id: RequestId,
+        who: str | None,
     ) -> tuple[HTTPSession, Stream, bool] | None:
-        """A request for a session another instance owns: relay it, answer from its events."""
+        """A request for a session another instance owns: relay it (with its principal), answer from its events."""
         assert self.fleet is not None
-        relayed = await self.fleet.forward_request(session_id, headers.get("mcp-protocol-version"), obj, request_id)
+        version = headers.get("mcp-protocol-version")
+        relayed = await self.fleet.forward_request(session_id, version, obj, request_id, who)
         if type(relayed) is int:
             await self._relay_refused(send, relayed, session_id, request_id)
             return None
@@ -252,10 +265,14 @@ class StreamableHTTPHandler:
     ) -> None:
         if status == 404:
             await send_error(send, 404, INVALID_REQUEST, self.table.missing_reason(session_id), request_id)
+        elif status == 403:
+            await send_error(send, 403, INVALID_REQUEST, FOREIGN_SESSION, request_id)
         else:
             await send_error(send, status, INVALID_REQUEST, "the fleet cannot reach this session now; try again")
 
-    async def _post_other(self, message: Message, obj: JSON, headers: dict[str, str], send: ASGISend) -> None:
+    async def _post_other(
+        self, who: str | None, message: Message, obj: JSON, headers: dict[str, str], send: ASGISend
+    ) -> None:
         """A notification or response: to its handshake session, or (2026) accepted and dropped."""
         inbound = classify_other(getattr(message, "params", None), headers)
         if type(inbound) is Rejected:
@@ -266,13 +283,16 @@ class StreamableHTTPHandler:
             hs = self.table.get(session_id)
             if hs is None:
                 if self.fleet is not None and session_id:
-                    status = await self.fleet.forward_other(session_id, obj)
+                    status = await self.fleet.forward_other(session_id, obj, who)
                     if status != 202:
                         await self._relay_refused(send, status, session_id)
                         return
                     await send_accepted(send)
                     return
                 await send_error(send, 404, INVALID_REQUEST, self.table.missing_reason(session_id))
+                return
+            if hs.principal != who:  # an answer or a cancel for someone else's session
+                await send_error(send, 403, INVALID_REQUEST, FOREIGN_SESSION)
                 return
             await hs.session.feed(obj)
         await send_accepted(send)
@@ -405,7 +425,7 @@ class StreamableHTTPHandler:
 
     # -- GET ------------------------------------------------------------------------
 
-    async def _get(self, receive: Receive, send: ASGISend, headers: dict[str, str]) -> None:
+    async def _get(self, who: str | None, receive: Receive, send: ASGISend, headers: dict[str, str]) -> None:
         if not accepts_event_stream(headers):
             await send_error(send, 406, INVALID_REQUEST, "Accept must list text/event-stream")
             return
@@ -413,9 +433,12 @@ class StreamableHTTPHandler:
         hs = self.table.get(session_id)
         if hs is None:
             if self.fleet is not None and session_id:
-                await self._relay_get(receive, send, session_id, headers)
+                await self._relay_get(receive, send, session_id, headers, who)
                 return
             await self._no_session(send, session_id)
+            return
+        if hs.principal != who:
+            await send_error(send, 403, INVALID_REQUEST, FOREIGN_SESSION)
             return
         last = headers.get("last-event-id")
         cursor = 0
@@ -437,7 +460,9 @@ class StreamableHTTPHandler:
         await send({"type": "http.response.body", "body": b": stream open\n\n", "more_body": True})
         await self._pump(hs, stream, cursor, receive, send, with_ids=True)
 
-    async def _relay_get(self, receive: Receive, send: ASGISend, session_id: str, headers: dict[str, str]) -> None:
+    async def _relay_get(
+        self, receive: Receive, send: ASGISend, session_id: str, headers: dict[str, str], who: str | None
+    ) -> None:
         """A GET for a session another instance owns: its recorded events, then the live ones."""
         assert self.fleet is not None
         last = headers.get("last-event-id")
@@ -446,7 +471,7 @@ class StreamableHTTPHandler:
             await send_error(send, 404, INVALID_REQUEST, f"cannot resume from event {last[:80]!r}")
             return
         key, cursor = event if event is not None else ("g", None)
-        opened = await self.fleet.open_stream(session_id, headers.get("mcp-protocol-version"), key, cursor)
+        opened = await self.fleet.open_stream(session_id, headers.get("mcp-protocol-version"), key, cursor, who)
         if type(opened) is int:
             if opened == 404 and last is not None:
                 await send_error(send, 404, INVALID_REQUEST, f"cannot resume from event {last[:80]!r}")
@@ -466,12 +491,16 @@ class StreamableHTTPHandler:
 
     # -- DELETE ---------------------------------------------------------------------
 
-    async def _delete(self, send: ASGISend, headers: dict[str, str]) -> None:
+    async def _delete(self, who: str | None, send: ASGISend, headers: dict[str, str]) -> None:
         session_id = headers.get("mcp-session-id")
+        found = self.table.get(session_id)
+        if found is not None and found.principal != who:
+            await send_error(send, 403, INVALID_REQUEST, FOREIGN_SESSION)
+            return
         hs = self.table.pop(session_id)
         if hs is None:
             if self.fleet is not None and session_id:
-                status = await self.fleet.forward_delete(session_id)
+                status = await self.fleet.forward_delete(session_id, who)
                 if status == 200:
                     await send_plain(send, 200, "")
                 else:

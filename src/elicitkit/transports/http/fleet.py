@@ -41,6 +41,7 @@ from elicitkit.transports.http.streams import Stream
 
 logger = logging.getLogger("elicitkit.fleet")
 
+FOREIGN_SESSION = "this session belongs to another principal; start your own with initialize"
 UNKNOWN_SESSION = "unknown or terminated session; start a new one with initialize (no Mcp-Session-Id)"
 OWNER_GONE = "the server instance holding this session stopped; start a new session with initialize"
 _OWNER_CACHE = 100_000  # remembered session owners (cleared when full)
@@ -255,26 +256,33 @@ class Fleet:
         if kind == "req":
             reply_to = message.get("reply")
             reply = reply_to if isinstance(reply_to, str) else None
-            await self._request(session_id, message.get("key"), message.get("body"), reply)
+            await self._request(session_id, message.get("key"), message.get("body"), reply, message.get("who"))
         elif kind == "feed":
             hs = self.table.get(session_id)
             if hs is not None and isinstance(message.get("body"), dict):
+                if hs.principal != message.get("who"):  # an answer or a cancel from someone else
+                    logger.warning("dropped a relayed message for session %s: another principal", session_id[:8])
+                    return
                 await hs.session.feed(message["body"])
         elif kind == "del":
+            hs = self.table.get(session_id)
+            if hs is not None and hs.principal != message.get("who"):
+                logger.warning("refused a relayed DELETE of session %s: another principal", session_id[:8])
+                return
             hs = self.table.pop(session_id)
             if hs is not None:
                 hs.closed.set()
         elif kind == "note" and isinstance(message.get("body"), dict):
             await self.deliver(session_id, message["body"])
         elif kind == "attach":
-            self._attach(session_id, message.get("key"), message.get("after"))
+            self._attach(session_id, message.get("key"), message.get("after"), message.get("who"))
 
-    def _attach(self, session_id: str, key: object, after: object) -> None:
+    def _attach(self, session_id: str, key: object, after: object, who: object = None) -> None:
         """Another instance resumes a stream this one answered itself: publish it from ``after`` on."""
         if not isinstance(key, str) or not isinstance(after, int):
             return
         hs = self.table.get(session_id)
-        stream = hs.by_key.get(key) if hs is not None else None
+        stream = hs.by_key.get(key) if hs is not None and hs.principal == who else None
         if hs is None or stream is None:
             self.backplane.record(session_id, key, (404, b"", REJECT))
             return
@@ -306,7 +314,9 @@ class Fleet:
         finally:
             stream.listeners -= 1
 
-    async def _request(self, session_id: str, key: object, body: object, reply_to: str | None) -> None:
+    async def _request(
+        self, session_id: str, key: object, body: object, reply_to: str | None, who: object = None
+    ) -> None:
         if not isinstance(key, str) or not isinstance(body, dict):
             return
         hs = self.table.get(session_id)
@@ -314,6 +324,10 @@ class Fleet:
         if not isinstance(hs, FleetSession):
             error = ErrorResponse(request_id, MCPError(INVALID_REQUEST, self.table.missing_reason(session_id)))
             self.backplane.record(session_id, key, (404, encode(error.to_wire()), REJECT), reply_to)
+            return
+        if hs.principal != who:  # the relaying instance's gate verified ``who``; the message is signed
+            error = ErrorResponse(request_id, MCPError(INVALID_REQUEST, FOREIGN_SESSION))
+            self.backplane.record(session_id, key, (403, encode(error.to_wire()), REJECT), reply_to)
             return
         if request_id in hs.streams:
             error = ErrorResponse(request_id, MCPError(INVALID_REQUEST, f"request id {request_id!r} is already in use"))
@@ -367,7 +381,7 @@ class Fleet:
         return owner
 
     async def forward_request(
-        self, session_id: str, protocol_version: str | None, body: JSON, request_id: RequestId
+        self, session_id: str, protocol_version: str | None, body: JSON, request_id: RequestId, who: str | None = None
     ) -> tuple[RemoteSession, Stream] | int:
         """Relay a request to the session's owner: the stream to answer from, or an HTTP status."""
         try:
@@ -379,7 +393,14 @@ class Fleet:
             stream = Stream(f"{instance}.{next(self._keys)}", request_id)
             await relay.follow(stream, direct=True)  # its events come on this instance's reply channel
             try:
-                message = {"k": "req", "sid": session_id, "key": stream.key, "body": body, "reply": instance}
+                message = {
+                    "k": "req",
+                    "sid": session_id,
+                    "key": stream.key,
+                    "body": body,
+                    "reply": instance,
+                    "who": who,
+                }
                 sent = await self.backplane.send(owner, message)
             except BaseException:
                 relay.drop_stream(stream)
@@ -393,13 +414,13 @@ class Fleet:
             return 404
         return relay, stream
 
-    async def forward_other(self, session_id: str, body: JSON) -> int:
+    async def forward_other(self, session_id: str, body: JSON, who: str | None = None) -> int:
         """Relay a response or notification; the HTTP status to answer with."""
         try:
             owner = await self._owner(session_id)
             if owner is None:
                 return 404
-            sent = await self.backplane.send(owner, {"k": "feed", "sid": session_id, "body": body})
+            sent = await self.backplane.send(owner, {"k": "feed", "sid": session_id, "body": body, "who": who})
         except Exception as exc:
             logger.warning("could not relay a message for session %s: %s", session_id[:8], exc)
             return 503
@@ -407,12 +428,12 @@ class Fleet:
             self._owners.pop(session_id, None)
         return 202 if sent else 404
 
-    async def forward_delete(self, session_id: str) -> int:
+    async def forward_delete(self, session_id: str, who: str | None = None) -> int:
         try:
             owner = await self._owner(session_id)
             if owner is None:
                 return 404
-            sent = await self.backplane.send(owner, {"k": "del", "sid": session_id})
+            sent = await self.backplane.send(owner, {"k": "del", "sid": session_id, "who": who})
         except Exception as exc:
             logger.warning("could not relay a DELETE for session %s: %s", session_id[:8], exc)
             return 503
@@ -420,7 +441,7 @@ class Fleet:
         return 200 if sent else 404
 
     async def open_stream(
-        self, session_id: str, protocol_version: str | None, key: str, cursor: int | None
+        self, session_id: str, protocol_version: str | None, key: str, cursor: int | None, who: str | None = None
     ) -> tuple[RemoteSession, Stream] | int:
         """A GET: resume stream ``key`` after ``cursor`` (None: the standalone stream from now on)."""
         try:
@@ -437,7 +458,7 @@ class Fleet:
             await relay.follow(stream, buffer=True)
             try:
                 history = await self.backplane.replay(session_id, key, cursor)
-                if not _ended(history) and not await self._ask_owner(relay, owner, key, cursor):
+                if not _ended(history) and not await self._ask_owner(relay, owner, key, cursor, who):
                     # the owner no longer has it: it may have ended meanwhile (its end is recorded)
                     history = await self.backplane.replay(session_id, key, cursor) if history is not None else None
                     if not _ended(history):
@@ -454,12 +475,12 @@ class Fleet:
         relay.flush(history or ())
         return relay, stream
 
-    async def _ask_owner(self, relay: RemoteSession, owner: str, key: str, cursor: int) -> bool:
+    async def _ask_owner(self, relay: RemoteSession, owner: str, key: str, cursor: int, who: str | None) -> bool:
         """Ask the owner to publish the stream from ``cursor`` on its channel: nothing was recorded
         under ``key`` (the owner answered it itself), or its live events went to the instance
         that relayed it until now. False: the owner has no such stream (or did not answer in time)."""
         relay.attached = asyncio.get_running_loop().create_future()
-        message = {"k": "attach", "sid": relay.session_id, "key": key, "after": cursor}
+        message = {"k": "attach", "sid": relay.session_id, "key": key, "after": cursor, "who": who}
         if not await self.backplane.send(owner, message):
             return False
         try:

@@ -50,6 +50,7 @@ def create_app(server: Endpoint, *, path: str = "/mcp", **options: Any) -> Starl
     in the host app's own lifespan.
     """
     from starlette.applications import Starlette
+    from starlette.middleware import Middleware
     from starlette.routing import BaseRoute, Mount, Route
 
     handler = StreamableHTTPHandler(server, **_with_backplane(server, options))
@@ -63,9 +64,20 @@ def create_app(server: Endpoint, *, path: str = "/mcp", **options: Any) -> Starl
     routes: list[BaseRoute] = [endpoint]
     pages = _AppPages(server, handler, path, endpoint)
     routes.append(Mount(pages.path, app=pages))
-    app = Starlette(routes=routes, lifespan=lifespan)
+    gate = Middleware(_Gated, server=server, open_prefix=pages.path + "/")
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=[gate])
     app.state.mcp_handler = handler
     return app
+
+
+class _Gated:
+    """The server's bearer-token gate (``Endpoint.http_gate``) as Starlette middleware."""
+
+    def __init__(self, app: ASGIApp, server: Endpoint, open_prefix: str) -> None:
+        self.gated = server.http_gate(app, open_prefix)
+
+    def __call__(self, scope: Scope, receive: Receive, send: ASGISend) -> Awaitable[None]:
+        return self.gated(scope, receive, send)
 
 
 class _AppPages:
@@ -298,7 +310,7 @@ def timed_protocol(header_timeout: float | None, body_timeout: float | None) -> 
 
 
 def _config(
-    app: _Endpoint,
+    app: ASGIApp,
     host: str,
     port: int,
     *,
@@ -382,7 +394,7 @@ async def serve_http_background(
     """
     app = _serving_app(server, path, options)
     config = _config(
-        app,
+        server.http_gate(app, app.pages_prefix),
         host,
         port,
         log_level=log_level,
@@ -431,7 +443,7 @@ async def serve_http(
 
     app = _serving_app(server, path, options)
     config = _config(
-        app,
+        server.http_gate(app, app.pages_prefix),
         host,
         port,
         log_level=log_level,

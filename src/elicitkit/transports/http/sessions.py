@@ -57,6 +57,8 @@ class HTTPSession:
     _key_counter: int = 0
     # When a request last named this session (the table's coarse clock; see SessionTable.get).
     last_seen: float = field(default_factory=time.monotonic)
+    # Who opened it (the bearer gate's principal); a request with another's token is refused.
+    principal: str | None = None
 
     def __post_init__(self) -> None:
         self.standalone = Stream("g", None)
