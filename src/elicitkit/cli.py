@@ -3,7 +3,7 @@
     elicitkit call SERVER [TOOL] [--arg k=v ...] [--ui terminal|browser|ci] [--defaults FILE] [--task [--detach]]
     elicitkit auth login|status|logout SERVER_URL
     elicitkit tasks get|answer|cancel SERVER TASK_ID
-    elicitkit serve MODULE:SERVER [--transport stdio|http] [--port N] [--redis URL]
+    elicitkit serve MODULE:SERVER [--transport stdio|http] [--port N] [--redis URL] [--auth-issuer URL ...]
     elicitkit demo [--ui terminal|browser|ci]
 
 SERVER is a command line (run as a child over stdio) or an ``http(s)://`` URL (Streamable
@@ -445,9 +445,62 @@ def load_server(target: str) -> Any:
     default=None,
     help="Join a fleet on this Redis (default $ELICITKIT_REDIS_URL): sessions work on any instance (docs/fleet.md).",
 )
-def serve(target: str, transport: str, host: str, port: int, path: str, redis_url: str | None) -> None:
+@click.option(
+    "--auth-issuer",
+    metavar="URL",
+    default=None,
+    help="Require OAuth bearer tokens from this authorization server (HTTP only; docs/auth.md).",
+)
+@click.option(
+    "--auth-resource",
+    metavar="URL",
+    default=None,
+    help="This endpoint's public URL, the tokens' audience (default http://HOST:PORT/PATH).",
+)
+@click.option("--auth-scope", "auth_scopes", metavar="SCOPE", multiple=True, help="A scope every request needs.")
+@click.option("--auth-jwks", metavar="URL", default=None, help="The issuer's JWKS (default: from its metadata).")
+@click.option(
+    "--auth-introspection",
+    metavar="URL",
+    default=None,
+    help="Check opaque tokens at this RFC 7662 endpoint (secret from $ELICITKIT_INTROSPECTION_SECRET).",
+)
+@click.option("--auth-client-id", metavar="ID", default=None, help="This server's client id for introspection.")
+def serve(
+    target: str,
+    transport: str,
+    host: str,
+    port: int,
+    path: str,
+    redis_url: str | None,
+    auth_issuer: str | None,
+    auth_resource: str | None,
+    auth_scopes: tuple[str, ...],
+    auth_jwks: str | None,
+    auth_introspection: str | None,
+    auth_client_id: str | None,
+) -> None:
     """Serve an elicitkit server object over stdio or Streamable HTTP."""
     server = load_server(target)
+    if auth_issuer is None and (auth_resource or auth_scopes or auth_jwks or auth_introspection or auth_client_id):
+        raise click.UsageError("the --auth-* options need --auth-issuer (the authorization server)")
+    if auth_issuer is not None:
+        if transport != "http":
+            raise click.UsageError("--auth-issuer needs --transport http: stdio is not authenticated (MCP spec)")
+        from elicitkit.server.auth.options import resource_server_from_options
+
+        shown = f"[{host}]" if ":" in host else host
+        try:
+            server.auth = resource_server_from_options(
+                issuer=auth_issuer,
+                resource=auth_resource or f"http://{shown}:{port}{path}",
+                scopes=auth_scopes,
+                jwks_uri=auth_jwks,
+                introspection=auth_introspection,
+                client_id=auth_client_id,
+            )
+        except ValueError as exc:
+            raise click.UsageError(str(exc)) from None
     if redis_url and transport == "http" and server.backplane is None:
         from elicitkit.backplane.redis_backplane import RedisBackplane
 
