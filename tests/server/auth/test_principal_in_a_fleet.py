@@ -71,6 +71,14 @@ async def test_sessions_and_tasks_stay_with_their_principal_across_the_fleet() -
                 refused = await http.post(url, json={**call, "id": 6}, headers=legacy_headers(eve, session))
                 assert refused.status_code == 403, (url, refused.text)
                 assert "another principal" in refused.text
+            for url in (first, second):  # its standalone stream, directly or through the backplane
+                stream_headers = {**legacy_headers(eve, session), "Accept": "text/event-stream"}
+                get = await http.get(url, headers=stream_headers)
+                assert get.status_code == 403, (url, get.text)
+            async with http.stream(
+                "GET", second, headers={**legacy_headers(ada, session), "Accept": "text/event-stream"}
+            ) as mine:
+                assert mine.status_code == 200 and mine.headers["content-type"].startswith("text/event-stream")
             # the owner's session still works after the refusals
             again = await http.post(second, json={**call, "id": 7}, headers=legacy_headers(ada, session))
             assert text(again).startswith("ada via app@")

@@ -274,6 +274,12 @@ class Fleet:
                 hs.closed.set()
         elif kind == "note" and isinstance(message.get("body"), dict):
             await self.deliver(session_id, message["body"])
+        elif kind == "who":  # may this principal follow the session's streams?
+            hs = self.table.get(session_id)
+            key, reply_to = message.get("key"), message.get("reply")
+            if isinstance(key, str) and isinstance(reply_to, str):
+                ok = hs is not None and hs.principal == message.get("who")
+                self.backplane.record(session_id, key, (0 if ok else 403, b"", ATTACHED if ok else REJECT), reply_to)
         elif kind == "attach":
             self._attach(session_id, message.get("key"), message.get("after"), message.get("who"))
 
@@ -443,11 +449,16 @@ class Fleet:
     async def open_stream(
         self, session_id: str, protocol_version: str | None, key: str, cursor: int | None, who: str | None = None
     ) -> tuple[RemoteSession, Stream] | int:
-        """A GET: resume stream ``key`` after ``cursor`` (None: the standalone stream from now on)."""
+        """A GET: resume stream ``key`` after ``cursor`` (None: the standalone stream from now on).
+
+        With a principal (a bearer gate in front), the owner is asked first whether the session is
+        that principal's: the streams are read from the backplane, which knows no owners."""
         try:
             owner = await self._owner(session_id, cached=False)  # nothing is sent: ask who is alive
             if owner is None:
                 return 404
+            if who is not None and not await self._owner_accepts(session_id, owner, protocol_version, who):
+                return 403
             relay = RemoteSession(self, session_id, owner, protocol_version)
             stream = Stream(key, None)
             if cursor is None:
@@ -474,6 +485,23 @@ class Fleet:
             relay.standalone = stream
         relay.flush(history or ())
         return relay, stream
+
+    async def _owner_accepts(self, session_id: str, owner: str, protocol_version: str | None, who: str) -> bool:
+        """The owner says the session belongs to ``who`` (False: another principal's, gone, or no answer in time)."""
+        probe = RemoteSession(self, session_id, owner, protocol_version)
+        instance = self.backplane.instance_id
+        stream = Stream(f"{instance}.{next(self._keys)}", None)
+        await probe.follow(stream, direct=True)
+        probe.attached = asyncio.get_running_loop().create_future()
+        try:
+            message = {"k": "who", "sid": session_id, "key": stream.key, "who": who, "reply": instance}
+            if not await self.backplane.send(owner, message):
+                return False
+            return await asyncio.wait_for(probe.attached, _ATTACH_TIMEOUT)
+        except TimeoutError:
+            return False
+        finally:
+            probe.drop_stream(stream)
 
     async def _ask_owner(self, relay: RemoteSession, owner: str, key: str, cursor: int, who: str | None) -> bool:
         """Ask the owner to publish the stream from ``cursor`` on its channel: nothing was recorded
