@@ -14,7 +14,8 @@ channel ``reply:<id>``         the live events of the requests one instance rela
 channel ``broadcast``          list changes and resource updates, for every instance
 =============================  ==================================================================
 
-Every message and stored event carries a MAC under the fleet key (:mod:`.signing`).
+Every message and stored event is sealed (AES-GCM) under the fleet key (:mod:`.sealing`): Redis sees
+channel and key names, never a question, an answer or a result.
 
 Failure: when the connection to Redis breaks, the instance tells its transport
 (:meth:`Inbox.lost_contact`): calls relayed through Redis end with an error, the sessions an
@@ -35,7 +36,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from elicitkit.backplane.base import Backplane, Event, Following
-from elicitkit.backplane.signing import Signer, fleet_key
+from elicitkit.backplane.sealing import Sealer
+from elicitkit.backplane.signing import fleet_key
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.runtime.stopping import stop_tasks
 
@@ -92,7 +94,7 @@ class RedisBackplane(Backplane):
     >>> backplane = RedisBackplane.from_url("redis://redis.internal:6379/0")
     >>> server = Server("shop", backplane=backplane)
 
-    ``key``: the fleet's MAC key (default: ``$ELICITKIT_FLEET_KEY``, else derived from
+    ``key``: the fleet's key (default: ``$ELICITKIT_FLEET_KEY``, else derived from
     ``$ELICITKIT_STATE_KEYS``). ``heartbeat``: seconds between heartbeats; an instance that
     misses them for ``owner_ttl`` seconds (default three beats) is dead and its sessions get 404.
     """
@@ -113,7 +115,7 @@ class RedisBackplane(Backplane):
         max_events: int = 1000,
     ) -> None:
         self.client = client
-        self.signer = Signer(fleet_key(key))
+        self.sealer = Sealer(fleet_key(key))  # the task store and pages seal their records with it too
         self.instance_id = instance_id or secrets.token_hex(6)
         self.prefix = prefix
         self.heartbeat = heartbeat
@@ -230,12 +232,13 @@ class RedisBackplane(Backplane):
 
     def _seal_message(self, channel: bytes, message: JSON) -> bytes:
         body = orjson.dumps({**message, "t": time.time(), "n": secrets.token_hex(8)})
-        return self.signer.seal(channel, body)
+        return self.sealer.seal(channel, body)
 
     def _open_message(self, channel: bytes, data: bytes) -> JSON | None:
-        body = self.signer.open(channel, data)
+        body = self.sealer.open(channel, data)
         if body is None:
-            logger.warning("dropped a fleet message with a bad MAC on %s", channel.decode(errors="replace"))
+            where = channel.decode(errors="replace")
+            logger.warning("dropped a fleet message that does not open (forged, changed or misplaced) on %s", where)
             return None
         message = orjson.loads(body)
         now = time.time()
@@ -263,13 +266,14 @@ class RedisBackplane(Backplane):
             return
         name = self._stream_name(session_id, key)
         seq, payload, kind = event
-        blob = self.signer.seal(name, b"%d %s\n" % (seq, kind.encode()) + payload)
+        blob = self.sealer.seal(name, b"%d %s\n" % (seq, kind.encode()) + payload)
         self._queue.put_nowait((b"ev", name, blob, self._reply_prefix + reply_to.encode() if reply_to else b"", None))
 
     def _open_event(self, name: bytes, blob: bytes) -> Event | None:
-        body = self.signer.open(name, blob)
+        body = self.sealer.open(name, blob)
         if body is None:
-            logger.warning("dropped a fleet event with a bad MAC on %s", name.decode(errors="replace"))
+            where = name.decode(errors="replace")
+            logger.warning("dropped a fleet event that does not open (forged, changed or misplaced) on %s", where)
             return None
         head, _, payload = body.partition(b"\n")
         seq, _, kind = head.partition(b" ")

@@ -386,7 +386,7 @@ class Server(LowLevelServer):
         from elicitkit.server.tasks.redis_store import RedisTaskStore
 
         if self.tasks._owns_store and self.tasks._store is None:
-            self.tasks._store = RedisTaskStore(backplane.client, prefix=backplane.prefix)
+            self.tasks._store = RedisTaskStore(backplane.client, prefix=backplane.prefix, sealer=backplane.sealer)
         codec = self.state_codec
         if isinstance(codec, AeadStateCodec) and type(codec.spent) is SpentStates:
             codec.spent = RedisSpentStates(backplane.client, prefix=backplane.prefix)

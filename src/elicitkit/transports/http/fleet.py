@@ -454,6 +454,27 @@ class Fleet:
         relay.flush(history or ())
         return relay, stream
 
+    async def recorded(self, session_id: str, key: str, cursor: int) -> Stream | None:
+        """On the owner: a finished stream another instance relayed (dropped from memory at its
+        end), from its recorded events after ``cursor``; None if none is recorded, or it has not ended."""
+        try:
+            history = await self.backplane.replay(session_id, key, cursor)
+        except Exception as exc:
+            logger.warning("could not read the recorded stream of session %s: %s", session_id[:8], exc)
+            return None
+        if not _ended(history):
+            return None
+        stream = Stream(key, None)
+        stream.next_seq = cursor + 1
+        for seq, payload, kind in history or ():
+            if kind in (EVENT, FINAL) and seq >= stream.next_seq:
+                stream.next_seq = seq
+                stream.push(payload, kind == FINAL)
+            elif kind in (END, REJECT):
+                stream.end_silently()
+        stream.done = True
+        return stream
+
     async def _ask_owner(self, relay: RemoteSession, owner: str, key: str, cursor: int) -> bool:
         """Ask the owner to publish the stream from ``cursor`` on its channel: nothing was recorded
         under ``key`` (the owner answered it itself), or its live events went to the instance

@@ -298,6 +298,8 @@ class SessionTable:
             task_status.started()
             await hs.closed.wait()
             hs.session.close("session terminated")
+        for stream in list(hs.streams.values()):  # its calls are over: wake whoever waits on them
+            stream.end_silently()
         self.sessions.pop(hs.session_id, None)
         if self.on_end is not None and hs.session_id:
             self.on_end(hs)
@@ -318,8 +320,14 @@ class SessionTable:
             hs.drop_stream(stream)
             return
 
+        ended = hs.closed if isinstance(hs, HTTPSession) else None  # (a fleet's relay has no session here)
+
         async def later() -> None:
-            await anyio.sleep(self.retention_seconds)
+            with anyio.move_on_after(self.retention_seconds):
+                if ended is None:
+                    await anyio.sleep_forever()
+                else:
+                    await ended.wait()  # the session ended (DELETE, expiry): nothing can resume it
             hs.drop_stream(stream)
 
         self._tg.start_soon(later, name=RETIRE_TASK)
@@ -329,8 +337,10 @@ class SessionTable:
         if self._tg is None:
             return
 
+        ended = hs.closed if isinstance(hs, HTTPSession) else None
+
         async def watch() -> None:
-            while not stream.done:
+            while not stream.done and not (ended is not None and ended.is_set()):
                 await stream.wait()
             if stream.listeners == 0:
                 self.retire(hs, stream)
