@@ -58,6 +58,10 @@ class Inbox(Protocol):
         """The backplane lost its shared store: end what depended on it (in-flight forwarded calls)."""
         ...
 
+    def regained_contact(self) -> None:
+        """The shared store is back: end the calls that ran without it (their answers may have been refused)."""
+        ...
+
     def owners_gone(self, owners: Iterable[str]) -> None:
         """These instances stopped their heartbeat: their sessions are gone."""
         ...

@@ -143,15 +143,18 @@ class RedisBackplane(Backplane):
         self._tasks: list[asyncio.Task[None]] = []
         self._pubsub: Any = None
         self._connected = False
+        self._was_lost = False  # lost since the last connection: tell the inbox when Redis is back
         self._started = 0
         self.owns_client = False  # from_url made the client: stop() closes it
 
     @classmethod
-    def from_url(cls, url: str, **options: Any) -> RedisBackplane:
-        """A backplane on the Redis at ``url`` (``redis://host:6379/0``); ``options`` as for the class."""
-        import redis.asyncio
+    def from_url(cls, url: str, *, redis_options: dict[str, Any] | None = None, **options: Any) -> RedisBackplane:
+        """A backplane on the Redis at ``url`` (``redis://host:6379/0``, ``rediss://`` for TLS);
+        ``options`` as for the class, ``redis_options`` for the client (:func:`.redis_client.connect`:
+        retried connections, TLS files and ACL credentials, also from the environment)."""
+        from elicitkit.backplane.redis_client import connect
 
-        backplane = cls(redis.asyncio.Redis.from_url(url), **options)
+        backplane = cls(connect(url, **(redis_options or {})), **options)
         backplane.owns_client = True
         return backplane
 
@@ -346,6 +349,11 @@ class RedisBackplane(Backplane):
                 self._connected = True
                 if not ready.done():
                     ready.set_result(None)
+                if self._was_lost:
+                    self._was_lost = False
+                    logger.warning("the fleet's Redis is back; calls that ran during the outage end")
+                    if self._inbox is not None:
+                        self._inbox.regained_contact()
                 while True:
                     message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=None)
                     if message is not None and message["type"] == "message":
@@ -356,6 +364,7 @@ class RedisBackplane(Backplane):
                 if self._connected:
                     logger.warning("lost the fleet's Redis (%s); relayed calls end, local sessions go on", exc)
                     self._connected = False
+                    self._was_lost = True
                     self._lost()
                 with contextlib.suppress(Exception):
                     await self._pubsub.aclose()

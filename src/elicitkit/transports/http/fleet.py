@@ -46,6 +46,7 @@ OWNER_GONE = "the server instance holding this session stopped; start a new sess
 _OWNER_CACHE = 100_000  # remembered session owners (cleared when full)
 _ATTACH_TIMEOUT = 5.0  # seconds an owner has to answer an attach
 REDIS_GONE = "the fleet lost its shared store (Redis) during this call; try again"
+REDIS_WAS_GONE = "the fleet's shared store (Redis) was unreachable during this call; try again"
 
 
 # ----------------------------------------------------------------------------- the owner's side
@@ -336,11 +337,23 @@ class Fleet:
         call left waiting would wait forever. Streams relayed elsewhere cannot reach their
         client at all. Sessions themselves go on; new calls work once Redis is back.
         """
+        self._end_calls(REDIS_GONE)
+
+    def regained_contact(self) -> None:
+        """Redis is back: end the calls that started while it was away and still run.
+
+        An answer to their questions that landed on another instance was refused (503, or 404
+        until the session was registered again) and is lost: the server cannot tell, so such a
+        call would wait for it until its timeout. Ending them bounds the outage's effect.
+        """
+        self._end_calls(REDIS_WAS_GONE)
+
+    def _end_calls(self, why: str) -> None:
         for hs in list(self.table.sessions.values()):
             for stream in list(hs.streams.values()):
                 if stream.done or stream.request_id is None:
                     continue
-                error = MCPError(INTERNAL_ERROR, REDIS_GONE)
+                error = MCPError(INTERNAL_ERROR, why)
                 stream.push(encode(ErrorResponse(stream.request_id, error).to_wire()), True)
                 hs.session.cancel(stream.request_id)
 
