@@ -9,6 +9,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 import redis
 
@@ -24,6 +25,14 @@ class Instance:
     name: str
     port: int
     process: subprocess.Popen[bytes]
+    log: IO[bytes] | None = None
+
+    def output(self) -> str:
+        """What the instance logged so far (for a failing test's message)."""
+        if self.log is None:
+            return ""
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")
 
     @property
     def url(self) -> str:
@@ -70,9 +79,9 @@ def fleet(*, sse: bool = False, size: int = 3) -> Iterator[Fleet]:
                 "FLEET_HEARTBEAT": "0.3",
             }
             extra = ["--sse"] if sse else []
-            port, proc, _log = stack.enter_context(
+            port, proc, log = stack.enter_context(
                 serve_on_free_port(lambda p, extra=extra: [sys.executable, str(APP), str(p), *extra], name, env=env)
             )
-            instances[name] = Instance(name, port, proc)
+            instances[name] = Instance(name, port, proc, log)
         balancer = stack.enter_context(round_robin([i.port for i in instances.values()]))
         yield Fleet(rs, balancer, instances)

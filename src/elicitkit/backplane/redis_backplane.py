@@ -142,6 +142,7 @@ class RedisBackplane(Backplane):
         self._queue: asyncio.Queue[_Write] | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._pubsub: Any = None
+        self._listen_client: redis.asyncio.Redis | None = None
         self._connected = False
         self._was_lost = False  # lost since the last connection: tell the inbox when Redis is back
         self._started = 0
@@ -194,6 +195,10 @@ class RedisBackplane(Backplane):
             with contextlib.suppress(Exception):
                 await self._pubsub.aclose()
             self._pubsub = None
+        if self._listen_client is not None:
+            with contextlib.suppress(Exception):
+                await self._listen_client.aclose()
+            self._listen_client = None
         if self.owns_client:
             with contextlib.suppress(Exception):
                 await self.client.aclose()
@@ -343,7 +348,7 @@ class RedisBackplane(Backplane):
         """Receive this instance's inbox, the broadcasts and followed streams; reconnect forever."""
         while True:
             try:
-                pubsub = self.client.pubsub()
+                pubsub = self._listener().pubsub()
                 self._pubsub = pubsub
                 await pubsub.subscribe(self._inbox_channel, self._broadcast_channel, self._reply_channel)
                 self._connected = True
@@ -380,6 +385,23 @@ class RedisBackplane(Backplane):
             self._inbox.lost_contact()
         for follow in follows:  # anything still following gets nothing more: end it
             follow.callback((0, b"", "lost"))
+
+    def _listener(self) -> redis.asyncio.Redis:
+        """The client the subscriptions use: the same server and settings, but never retried.
+
+        A pub/sub connection that redis-py silently replaced after a break has missed whatever
+        was published meanwhile (an answer, a relayed call's result) and nobody would know: this
+        one fails instead, so the loss is seen (relayed calls end) and the subscriptions are made again.
+        """
+        if self._listen_client is None:
+            import redis.asyncio
+
+            pool = self.client.connection_pool
+            settings = {**pool.connection_kwargs, "retry": None, "retry_on_error": []}
+            self._listen_client = redis.asyncio.Redis(
+                connection_pool=redis.asyncio.ConnectionPool(connection_class=pool.connection_class, **settings)
+            )
+        return self._listen_client
 
     async def _dispatch(self, channel: bytes, data: bytes) -> None:
         if channel == self._reply_channel:  # an event of a stream this instance relays
