@@ -375,6 +375,9 @@ class StreamableHTTPHandler:
                         break
                 if finished:
                     break
+                if not with_ids and stream.public_id is not None and stream.events:
+                    # 2026: written is gone for good (no ids, no resumption): keep none of it
+                    del stream.events[: max(0, cursor - stream.events[0][0] + 1)]
                 if stream.detach_retry_ms is not None:
                     retry = stream.detach_retry_ms
                     stream.detach_retry_ms = None

@@ -32,6 +32,9 @@ from elicitkit.transports.http.streams import Stream
 logger = logging.getLogger("elicitkit.http")
 
 STANDALONE_REPLAY_LIMIT = 1000  # events the standalone stream keeps for resumption
+# Messages a 2026 request's stream (subscriptions/listen, a long call) may hold unwritten: its
+# client does not read them. Written ones are not kept (no event ids: nothing can resume).
+UNREAD_LIMIT = 1000
 # Stable names for the retention tasks, so a debugger (or a leak test) can find them.
 RETIRE_TASK = "elicitkit.http._retire.<locals>.later"
 RETIRE_WHEN_DONE_TASK = "elicitkit.http._retire_when_done.<locals>.watch"
@@ -115,6 +118,13 @@ class HTTPSession:
         payload = bytes(memoryview(encode(message)))
         stream = self.streams.get(related) if related is not None else None
         target = stream if stream is not None and not stream.done else self.standalone
+        if target.public_id is not None and len(target.events) >= UNREAD_LIMIT and target.request_id is not None:
+            # 2026 (no event ids: nothing replays) and its client reads none of it: end the
+            # request rather than hold every message for a reader that never comes
+            logger.warning("a client left %d messages of one stream unread; ending that request", len(target.events))
+            target.end_silently()
+            self.session.cancel(target.request_id)
+            return
         target.push(payload, False)
         if target is self.standalone and len(target.events) > STANDALONE_REPLAY_LIMIT:
             del target.events[0]
