@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 from typing import Any, NoReturn
 
-from elicitkit.protocol.errors import INVALID_PARAMS, MCPError
+from elicitkit.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, MCPError
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.server.rounds.sealing import (
     InvalidRequestState,
@@ -128,6 +128,7 @@ class InputRound:
         fingerprint = fingerprint_question(question)
         self._asked[key] = fingerprint
         if key in self.responses:
+            self._check_replayed(key, fingerprint)
             response = self.responses[key]
             if not isinstance(response, dict):
                 raise MCPError(INVALID_PARAMS, f"inputResponses[{key!r}] must be an object")
@@ -138,6 +139,31 @@ class InputRound:
             recorded: JSON = self.previous.answers[key]
             return recorded
         return None
+
+    def _check_replayed(self, key: str, fingerprint: str) -> None:
+        """The retry answers ``key``: the question this run asks under it must be the one answered.
+
+        It was asked in the previous round (its fingerprint is in the sealed state); a run that
+        asks something else under the same key broke the replay contract, and taking the answer
+        would answer the wrong question, while asking again would only loop (the client answers,
+        the next run asks yet another text) until the client gives up after its rounds, with an
+        error that does not point here.
+        """
+        previous = self.previous
+        answered = previous.questions.get(key) if previous is not None else None
+        if answered is None or answered == fingerprint:
+            return
+        logger.warning(
+            "replay contract broken: %s asked a different question under %r on a retry", self.binding.target, key
+        )
+        raise MCPError(
+            INTERNAL_ERROR,
+            f"the tool asked a different question under {key!r} on this retry than the one the answer is for:"
+            " a 2026-07-28 call runs again from the top on each retry (maybe on another server instance) and"
+            " must ask the same questions for the same arguments and answers (the replay contract); a question"
+            " whose text changes per run (a process id, a time, a random value) breaks it",
+            {"replayMismatch": key},
+        )
 
     def record(self, key: str, answer: JSON) -> None:
         self._answers[key] = answer
