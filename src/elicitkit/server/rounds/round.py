@@ -67,6 +67,7 @@ class InputRound:
 
     unclaimed: SealedState | None = None
     _spent_later: SpentStore | None = None
+    _diverged = False  # this run took an answer that replaced a recorded one
 
     def __init__(self, method: str, params: JSON, codec: StateCodec, principal: str | None = None) -> None:
         self.codec = codec
@@ -130,6 +131,8 @@ class InputRound:
         if key in self.responses:
             self._check_replayed(key, fingerprint)
             response = self.responses[key]
+            if self.previous is not None and self.previous.answers.get(key, response) != response:
+                self._diverged = True  # an answer replaced: the questions after it may differ now
             if not isinstance(response, dict):
                 raise MCPError(INVALID_PARAMS, f"inputResponses[{key!r}] must be an object")
             if method == "elicitation/create" and response.get("action") not in ("accept", "decline", "cancel"):
@@ -147,11 +150,12 @@ class InputRound:
         asks something else under the same key broke the replay contract, and taking the answer
         would answer the wrong question, while asking again would only loop (the client answers,
         the next run asks yet another text) until the client gives up after its rounds, with an
-        error that does not point here.
+        error that does not point here. Once the retry replaced an earlier answer, the run's
+        inputs differ from the last round's and a later question may rightly read differently.
         """
         previous = self.previous
         answered = previous.questions.get(key) if previous is not None else None
-        if answered is None or answered == fingerprint:
+        if answered is None or answered == fingerprint or self._diverged:
             return
         logger.warning(
             "replay contract broken: %s asked a different question under %r on a retry", self.binding.target, key
