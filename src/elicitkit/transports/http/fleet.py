@@ -485,7 +485,6 @@ class Fleet:
                 stream.push(payload, kind == FINAL)
             elif kind in (END, REJECT):
                 stream.end_silently()
-        stream.done = True
         return stream
 
     async def _ask_owner(self, relay: RemoteSession, owner: str, key: str, cursor: int) -> bool:
