@@ -198,6 +198,7 @@ class RedisBackplane(Backplane):
         if self._listen_client is not None:
             with contextlib.suppress(Exception):
                 await self._listen_client.aclose()
+                await self._listen_client.connection_pool.disconnect()  # its own pool: ours to close
             self._listen_client = None
         if self.owns_client:
             with contextlib.suppress(Exception):
