@@ -148,6 +148,11 @@ class RedisBackplane(Backplane):
         self._started = 0
         self.owns_client = False  # from_url made the client: stop() closes it
 
+    @property
+    def signer(self) -> Sealer:
+        """The old name of :attr:`sealer` (messages were MACed before they were sealed)."""
+        return self.sealer
+
     @classmethod
     def from_url(cls, url: str, *, redis_options: dict[str, Any] | None = None, **options: Any) -> RedisBackplane:
         """A backplane on the Redis at ``url`` (``redis://host:6379/0``, ``rediss://`` for TLS);
