@@ -39,7 +39,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 from urllib.parse import parse_qsl
 
 import anyio
@@ -71,7 +71,7 @@ from elicitkit.elicitation.requests import ElicitRequest, FormRequest, UrlReques
 from elicitkit.elicitation.results import ElicitationResult
 from elicitkit.elicitation.urls import assess_url
 
-__all__ = ["FOLLOW_FOR", "MAX_BODY", "FormApp", "Question"]
+__all__ = ["FOLLOW_FOR", "MAX_BODY", "FormApp", "Question", "QuestionStore"]
 
 logger = logging.getLogger("elicitkit.client.handlers.browser")
 
@@ -109,6 +109,7 @@ class Question:
     closed_at: float = 0.0
     prefix: str = "/q/"  # the app's path prefix
     expires_at: float = math.inf  # monotonic time after which its token is refused
+    key: str | None = None  # the asker's name for it (a server's page key), kept with it wherever it is stored
     later: bool = False  # the answer serves the caller's next call (a host without elicitation), not one waiting
     revealed: bool = False  # the review page shows secrets in clear, asked for by the person
     owner: str | None = None  # whose question it is: a page only ever moves on to its owner's next one
@@ -127,6 +128,18 @@ class Question:
         # Just answered (its done page is on its way) or its done page was served lately.
         seen = max(self.previous.followed_at, self.previous.closed_at)
         return time.monotonic() - seen < FOLLOW_EVERY + 1
+
+
+class QuestionStore(Protocol):
+    """Where questions live when many processes serve them (a fleet): the truth for every request."""
+
+    async def load(self, token: str) -> Question | None:
+        """The question with ``token`` as stored now (None: unknown, or gone)."""
+        ...
+
+    async def save(self, question: Question) -> Question:
+        """Store ``question`` after a step; returns the stored one (the first answer wins a race)."""
+        ...
 
 
 class _Refused(Exception):
@@ -165,6 +178,7 @@ class FormApp:
         self.origin = ""
         self.server = server  # served by a server for many people (else the client, for one person)
         self.lingering = False  # the client is exiting: pages stop reloading themselves
+        self.store: QuestionStore | None = None  # a fleet: every request loads and saves its question there
 
     def listening_at(self, host: str) -> None:
         """Answer requests made to ``host`` (``127.0.0.1:<port>``); "" to refuse them all."""
@@ -279,7 +293,7 @@ class FormApp:
             raise _Refused(403, "Refused", "This page is only served at its own address.")
         path: str = request.scope["path"]
         token = path[len(self.prefix) :] if path.startswith(self.prefix) else ""
-        question = self._find(token, closed=request.method in ("GET", "POST")) if token else None
+        question = await self._lookup(token) if token else None
         if question is None:
             raise _Refused(
                 404,
@@ -289,7 +303,10 @@ class FormApp:
         served_by = self.served_by(request)
         if request.method == "GET":
             question.claimed.set()
-            return self._show(question, still=request.query_params.get("still") == "1", served_by=served_by)
+            shown = self._show(question, still=request.query_params.get("still") == "1", served_by=served_by)
+            if self.store is not None:
+                await self.store.save(question)  # a notice is shown once
+            return shown
         if request.method != "POST":
             return _html(method_not_allowed_page(), 405, {"Allow": "GET, POST"})
         self._check_post(request)
@@ -305,7 +322,18 @@ class FormApp:
             self._url_action(question, action, posted)
         else:
             self._form_action(question, action, posted)
+        if self.store is not None:
+            await self.store.save(question)
         return _see_other(question.path)
+
+    async def _lookup(self, token: str) -> Question | None:
+        """The question a request names: from the shared store in a fleet, else from memory."""
+        if self.store is None:
+            return self._find(token, closed=True)
+        question = await self.store.load(token)
+        if question is not None and question.outcome is None and time.monotonic() > question.expires_at:
+            return None
+        return question
 
     def _show(self, q: Question, *, still: bool = False, served_by: str | None = None) -> Response:
         """GET: the page of the step ``q`` is at (after it ended: its outcome, or the next question).
