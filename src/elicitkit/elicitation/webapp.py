@@ -109,6 +109,7 @@ class Question:
     closed_at: float = 0.0
     prefix: str = "/q/"  # the app's path prefix
     expires_at: float = math.inf  # monotonic time after which its token is refused
+    seen_at: float = -math.inf  # when its page was last served (monotonic)
     key: str | None = None  # the asker's name for it (a server's page key), kept with it wherever it is stored
     later: bool = False  # the answer serves the caller's next call (a host without elicitation), not one waiting
     revealed: bool = False  # the review page shows secrets in clear, asked for by the person
@@ -119,6 +120,13 @@ class Question:
     def path(self) -> str:
         """Where the question's pages are served (and post to)."""
         return f"{self.prefix}{self.token}"
+
+    @property
+    def reloads(self) -> bool:
+        """Its page, as last served, reloads itself (a done page looking out, a waiting page)."""
+        if self.outcome == "opened":
+            return self.wait_state == "waiting"
+        return self.outcome is not None and self.followed_at >= self.seen_at
 
     @property
     def follows(self) -> bool:
@@ -341,6 +349,7 @@ class FormApp:
         A page that waits for something (a completion notice, a next question) is served with
         a ``Refresh`` header, so it updates without script; ``still`` (``?still=1``) stops that.
         """
+        q.seen_at = time.monotonic()
         if q.outcome == "opened":
             assert isinstance(q.request, UrlRequest)
             updating = q.wait_state == "waiting" and not still and not self.lingering
