@@ -76,6 +76,7 @@ def to_state(q: Question) -> dict[str, Any]:
         "outcome": q.outcome,
         "step": q.step,
         "owner": q.owner,
+        "key": q.key,
         "later": q.later,
         "revealed": q.revealed,
         "expires": _wall(q.expires_at),
@@ -112,6 +113,7 @@ def from_state(state: dict[str, Any], prefix: str) -> Question:
         prefix=prefix,
         expires_at=_monotonic(state.get("expires")),
         owner=state.get("owner"),
+        key=state.get("key"),
         later=bool(state.get("later")),
         revealed=bool(state.get("revealed")),
     )
