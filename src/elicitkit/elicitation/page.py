@@ -837,7 +837,9 @@ def waiting_page(
         "no-notice": (f"{asker} carries on when you are done at {domain}.", ""),
         "gone": (f"The connection to {asker} is gone.", ""),
     }[state]
-    if state != "waiting":
+    if state == "no-notice" and opened is False:  # nothing to wait for, but the site still has to be opened
+        more = f"<p>{where}</p>"
+    elif state != "waiting":
         more = "<p>You can close this tab.</p>"
     elif updating:
         more = (
