@@ -311,8 +311,9 @@ class FormApp:
         served_by = self.served_by(request)
         if request.method == "GET":
             question.claimed.set()
+            had_notice = question.notice is not None
             shown = self._show(question, still=request.query_params.get("still") == "1", served_by=served_by)
-            if self.store is not None:
+            if self.store is not None and had_notice:
                 await self.store.save(question)  # a notice is shown once
             return shown
         if request.method != "POST":

@@ -9,9 +9,10 @@ saves it back (:class:`~elicitkit.elicitation.webapp.QuestionStore`), and the an
 
 Names (under the backplane's own prefix): ``q:<digest of token>`` the question's state (the
 token itself is not stored: a reader of the store cannot open pages), ``d:<digest>`` the
-first answer's mark (of two posts racing, one wins), ``k:<page key>`` the token of a page key's
-page, ``a:<page key>`` its answer waiting to be taken. The claim secret is derived from
-the fleet's key (:meth:`Backplane.shared_secret`), the same on every instance.
+first answer (of two posts racing, one wins; it stands over any step saved after it),
+``k:<page key>`` the token of a page key's page, ``a:<page key>`` its answer waiting to be
+taken. The claim secret is derived from the fleet's key (:meth:`Backplane.shared_secret`),
+the same on every instance.
 """
 
 from __future__ import annotations
@@ -34,6 +35,16 @@ __all__ = ["FleetPages"]
 POLL = 0.2  # seconds between looks at a waited-for page's state (an answer may come through any instance)
 
 
+_OUTCOMES: dict[str, Any] = {"accept": "sent", "decline": "declined", "cancel": "cancelled"}
+
+
+def _result(raw: bytes) -> ElicitationResult[Any] | None:
+    try:
+        return result_from_json(json.loads(raw))
+    except ValueError:
+        return None
+
+
 def _digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()[:40]
 
@@ -49,25 +60,35 @@ class FleetPages:
     # -- the QuestionStore the form app uses on every request
 
     async def load(self, token: str) -> Question | None:
-        raw = await self.backplane.page_get("q:" + _digest(token))
+        name = _digest(token)
+        raw = await self.backplane.page_get("q:" + name)
         if raw is None:
             return None
         try:
             question = from_state(json.loads(raw), self.app.prefix)
         except (ValueError, KeyError, TypeError):
             return None
-        return question if question.token == token else None
+        if question.token != token:
+            return None
+        if question.result is None:  # a step saved by another instance may have raced the answer: it stands
+            first = await self.backplane.page_get("d:" + name)
+            result = None if first is None else _result(first)
+            if result is not None:
+                question.result, question.stage = result, "closed"
+                question.outcome = _OUTCOMES[result.action.value]
+                question.done.set()
+        return question
 
     async def save(self, question: Question) -> Question:
         name = _digest(question.token)
         if question.result is not None:
             stored = await self.load(question.token)
             if stored is not None and stored.result is None:
-                first = await self.backplane.page_put("d:" + name, b"1", self.ttl, only_new=True)
+                answer = json.dumps(result_to_json(question.result)).encode()
+                first = await self.backplane.page_put("d:" + name, answer, self.ttl, only_new=True)
                 if not first:  # another instance took an answer for it meanwhile: that one stands
                     return await self.load(question.token) or stored
                 if question.key is not None:
-                    answer = json.dumps(result_to_json(question.result)).encode()
                     await self.backplane.page_put("a:" + question.key, answer, self.ttl)
         await self._put(question)
         return question
@@ -95,10 +116,7 @@ class FleetPages:
             return None
         token = await self.backplane.page_get("k:" + key)
         await self.backplane.page_delete("k:" + key)
-        try:
-            result = result_from_json(json.loads(raw))
-        except ValueError:
-            return None
+        result = _result(raw)
         return None if result is None else (result, "" if token is None else token.decode())
 
     async def put_back(self, key: str, result: ElicitationResult[Any], token: str) -> None:
