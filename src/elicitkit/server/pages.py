@@ -245,6 +245,8 @@ class PageHost:
         book = self._fleet()
         if book is not None:
             question = await book.page_for(key)
+            if question is not None and question.result is None and time.monotonic() > question.expires_at:
+                question = None  # expired unanswered: its token is refused already
             if question is None:
                 question = self._new(message, schema, owner, chain)
                 await book.opened(key, question)
