@@ -265,14 +265,14 @@ class FormApp:
         try:
             response = await self._route(request)
         except ClientDisconnect:  # the browser went away mid-request: nothing to answer, nothing broke
-            logger.debug("a browser disconnected during %s %s", request.method, scope.get("path"))
+            logger.debug("a browser disconnected during a %s of a page", request.method)  # the path holds the token
             return
         except _Refused as refused:
             if refused.status != 404:
                 logger.warning("browser form refused a request: %s %s", refused.status, refused.text)
             response = _html(error_page(refused.status, refused.title, refused.text), refused.status)
         except Exception:  # still a page with the security headers, and no details for the browser
-            logger.exception("the browser form failed on %s %s", request.method, scope.get("path"))
+            logger.exception("the browser form failed on a %s of a page", request.method)  # never the token
             who = "server" if self.server else "client"
             response = _html(error_page(500, "Error", f"Something went wrong in the {who}; see its log."), 500)
         await response(scope, receive, send)
