@@ -447,6 +447,7 @@ async def test_a_browser_that_disconnects_mid_post_is_not_an_error(caplog: pytes
             await anyio.sleep(0.5)
         errors = [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
         assert errors == [], [r.getMessage() for r in errors]
+        assert all(q.token not in r.getMessage() for r in caplog.records)  # a page's token is a secret
         assert q.result is None
     finally:
         await host.aclose()
