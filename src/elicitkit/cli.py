@@ -310,9 +310,21 @@ def call(
     if task:
         mode = "modern"
     code = _run_reporting(
-        server, _call, server, tool, pairs, args_json, handler, mode, as_json, timeout, task, detach, no_browser
+        server, _call_closing, server, tool, pairs, args_json, handler, mode, as_json, timeout, task, detach, no_browser
     )
     sys.exit(code)
+
+
+async def _call_closing(*args: Any) -> int:
+    """:func:`_call`, then its handler closed (the browser form's last page stops reloading itself
+    first, so the tab stays readable after this process is gone)."""
+    handler = args[4]
+    try:
+        return await _call(*args)
+    finally:
+        closing = getattr(handler, "aclose", None)
+        if closing is not None:
+            await closing()
 
 
 def _run_reporting(server: str, fn: Any, *args: Any) -> int:

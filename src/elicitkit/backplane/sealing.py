@@ -35,10 +35,15 @@ class Sealer:
     Random 96-bit nonces: safe for far more messages than a fleet sends under one key.
     """
 
-    __slots__ = ("_aead",)
+    __slots__ = ("_aead", "_key")
 
     def __init__(self, key: bytes) -> None:
+        self._key = key
         self._aead = AESGCM(hmac.new(key, _LABEL, hashlib.sha256).digest())
+
+    def derive(self, label: bytes) -> bytes:
+        """A key for another use (``label`` names it), the same on every instance of the fleet."""
+        return hmac.new(self._key, b"derive\x00" + label, hashlib.sha256).digest()
 
     def seal(self, where: bytes, body: bytes) -> bytes:
         """``body`` encrypted, bound to ``where`` (a channel, a key): version, nonce, ciphertext and tag."""
