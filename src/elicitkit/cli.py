@@ -30,6 +30,7 @@ from elicitkit.client.handlers.ci import CIHandler
 from elicitkit.client.handlers.policy import AuditLog, Policy, RateLimit
 from elicitkit.client.results import CallToolResult, ImageContent, TextContent, Tool
 from elicitkit.client.tasks import TaskHandle
+from elicitkit.cli_tools import tool_json, tool_lines
 from elicitkit.protocol.errors import MCPError
 
 UI_CHOICES = ("auto", "terminal", "browser", "ci")
@@ -185,6 +186,21 @@ def _print_result(result: CallToolResult, as_json: bool) -> None:
         click.echo(json.dumps(result.structured_content, indent=2, ensure_ascii=False))
 
 
+def _print_tools(client: Client, tools: list[Tool], as_json: bool) -> None:
+    origin = client.origin
+    if as_json:
+        server = {"name": origin.name, "title": origin.title, "version": origin.version, "location": origin.location}
+        listing = {"server": server, "tools": [tool_json(t) for t in tools]}
+        click.echo(json.dumps(listing, indent=2, ensure_ascii=False))
+        return
+    version = f" {origin.version}" if origin.version else ""
+    click.echo(f"{origin.display_name}{version} ({origin.location}): {len(tools)} tool(s)")
+    for listed in tools:
+        click.echo("\n".join(tool_lines(listed)))
+    if tools:
+        click.echo(f"Call one: elicitkit call SERVER {tools[0].name} -a NAME=VALUE ...")
+
+
 async def _call(
     server: str,
     tool_name: str | None,
@@ -206,11 +222,7 @@ async def _call(
     ) as client:
         tools = await _all_tools(client)
         if tool_name is None:
-            origin = client.origin
-            click.echo(f"{origin.display_name} {origin.version or ''} ({origin.location}): {len(tools)} tool(s)")
-            for listed in tools:
-                summary = (listed.description or "").strip().splitlines()
-                click.echo(f"  {listed.name:24} {summary[0] if summary else ''}")
+            _print_tools(client, tools, as_json)
             return 0
         tool = next((t for t in tools if t.name == tool_name), None)
         if tool is None:
