@@ -35,7 +35,10 @@ def test_demo_walks_through_the_terminal_forms() -> None:
         # 2. URL mode: consent; no graphical browser here, so the demo's scripted visitor pays
         child.expect("Open it in your browser\\?")
         child.send("y" + ENTER)
+        # said once, and not contradicted by "Opened in your browser" (issue 26.9)
+        child.expect(r"No graphical browser here: a scripted visitor pays on the page instead\.")
         child.expect(r"Deposit for B001 paid; your table is confirmed\.")
+        assert "Opened in your browser" not in child.before
         # 3. the 2026 delete: the empty folder goes without a question; say no for the other
         child.expect(r"Deleted /demo/empty\.")
         child.expect("Delete it\\?.*" + ARROW)

@@ -72,9 +72,25 @@ class Narrated:
                 self.console.print(f"         open [underline]{request.url}[/]")
         handler = self.forms if isinstance(request, FormRequest) else self.urls
         result: ElicitationResult[Any] = await handler(request)
-        content = f" {result.content}" if result.content else ""
+        content = ""
+        if result.content and isinstance(request, FormRequest):
+            content = ": " + _readable(request.requested_schema, result.content)
         self.console.print(f"  [bold green]answer[/] {result.action.value}{content}")
         return result
+
+
+def _readable(schema: dict[str, Any], content: dict[str, Any]) -> str:
+    """An answer as the form showed it: field titles and option titles, not raw values."""
+    props = schema.get("properties", {})
+    parts = []
+    for name, value in content.items():
+        prop = props.get(name, {})
+        options = prop.get("oneOf") or prop.get("items", {}).get("anyOf") or []
+        titles = {o.get("const"): o.get("title", o.get("const")) for o in options if isinstance(o, dict)}
+        values = value if isinstance(value, list) else [value]
+        shown = [str(titles.get(v, v)) if not isinstance(v, bool) else ("yes" if v else "no") for v in values]
+        parts.append(f"{prop.get('title', name)} = {', '.join(shown) or 'none'}")
+    return "; ".join(parts)
 
 
 def _kind(prop: dict[str, Any]) -> str:
@@ -100,14 +116,13 @@ def _handlers(ui: str, console: Console) -> tuple[Any, Any, str]:
         return browser, browser, "browser forms on a one-time loopback page"
     from elicitkit.client.handlers.terminal import TerminalHandler
 
-    async def open_or_visit(url: str) -> bool:
+    async def open_or_visit(url: str) -> bool | str:
         from elicitkit.client.handlers.browser import open_in_browser
 
         if await open_in_browser(url):
             return True
-        console.print("[dim](no graphical browser here: a scripted visitor pays on the page instead)[/]")
         threading.Thread(target=visit_and_pay, args=(url, 1.0), daemon=True).start()
-        return True
+        return "No graphical browser here: a scripted visitor pays on the page instead."
 
     terminal = TerminalHandler(open_url=open_or_visit)
     return terminal, terminal, "terminal forms (Esc or Ctrl-C cancels)"

@@ -94,7 +94,8 @@ class TerminalHandler:
     ``plain=True``, plain lines are read and echoed, so a transcript stays readable.
     ``console``: the rich console everything is drawn on (default: one on ``output``).
     ``open_url``: opens a consented URL (default :func:`webbrowser.open` in a thread, which
-    honours ``BROWSER``); it may return ``False`` for "could not", or be a coroutine function.
+    honours ``BROWSER``); it may return ``False`` for "could not", a text to say instead of
+    "Opened in your browser" (when it handed the URL to something else), or be a coroutine function.
     ``completion_timeout``: how long the background spinner waits for a completion notice.
     ``listen_keys``: whether a key press stops that spinner.
 
@@ -303,7 +304,7 @@ class TerminalHandler:
                 self._view.problem("That is not its real name; nothing was opened. Type it exactly, or :decline.")
         opened, why = await self._open(request.url)
         if opened:
-            self._view.say("✓ Opened in your browser.", "green")
+            self._view.say(why or "✓ Opened in your browser.", "green")
         else:
             self._view.say(
                 f"Could not open a browser ({clean(why, lines=False)}); open this address yourself:", "yellow"
@@ -317,7 +318,8 @@ class TerminalHandler:
         return ElicitationResult.accept()
 
     async def _open(self, url: str) -> tuple[bool, str]:
-        """Open ``url`` with ``open_url``; (False, why) when it fails. Never waits past open_timeout."""
+        """Open ``url`` with ``open_url``: (True, what it said instead, if anything), or (False, why).
+        Never waits past open_timeout."""
         opener = self.open_url
         try:
             if inspect.iscoroutinefunction(opener):
@@ -330,6 +332,8 @@ class TerminalHandler:
         except Exception as exc:
             logger.warning("could not open %s: %s", url, exc)
             return False, str(exc) or type(exc).__name__
+        if isinstance(outcome, str):
+            return True, outcome
         return (False, "no browser found") if outcome is False else (True, "")
 
     # -- waiting for completion -----------------------------------------------------------
