@@ -55,7 +55,10 @@ def parameters(tool: Tool) -> list[dict[str, Any]]:
         choices = [c for c in choices if c is not None]
         if choices:
             entry["choices"] = choices
-        description = prop.get("description") or prop.get("title")
+        title = prop.get("title")
+        if title == name.replace("_", " ").title():  # pydantic's title from the name says nothing new
+            title = None
+        description = prop.get("description") or title
         if description:
             entry["description"] = plain_text(str(description))
         found.append(entry)

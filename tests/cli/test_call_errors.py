@@ -206,6 +206,9 @@ def test_password_form_is_refused_and_the_server_told_to_use_url_mode(ran: dict[
     # the tool returns the error its question got
     assert result.stdout.startswith("refused (-32602): refused: form field(s) password look like secrets;")
     assert result.stdout.endswith(URL_MODE_ADVICE + "\n")
+    # the person at the shell is told too, with the flag that lets it through (issue 26.8)
+    assert "the server's form asks for password, which look like secrets" in result.stderr
+    assert "rerun with --allow-sensitive" in result.stderr
     [entry] = audit_lines(audits, "password-refused")
     assert entry["action"] == "refused"
     assert entry["server"] == "asking"

@@ -192,7 +192,10 @@ class StreamableHTTPTransport:
                     answer = {**answer, "id": request_id}
                 await self._deliver(answer)
                 return
-        await self._lost(request_id, f"HTTP {resp.status} without a JSON-RPC answer: {body[:200]!r}")
+        said = f"HTTP {resp.status} without a JSON-RPC answer: {body[:200]!r}"
+        if resp.status in (404, 405):
+            said += f"; is {self.url} the MCP endpoint? It is usually at the path /mcp"
+        await self._lost(request_id, said)
 
     def _unreachable(self, exc: aiohttp.ClientError) -> str:
         """A connection failure, for people: what failed and what to check (no aiohttp internals)."""
