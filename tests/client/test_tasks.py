@@ -14,9 +14,9 @@ from pydantic import BaseModel
 
 from elicitkit import Client, Context, Server
 from elicitkit.client.tasks import TaskCancelled, TaskHandle
-from elicitkit.errors import LocalProtocolError
 from elicitkit.elicitation.requests import ElicitRequest, FormRequest
 from elicitkit.elicitation.results import AcceptedElicitation, ElicitationResult
+from elicitkit.errors import LocalProtocolError
 from elicitkit.server.tasks import InMemoryTaskStore
 from elicitkit.server.tasks.serving import ENV_TASK_DB
 from elicitkit.transports.http.serve import serve_http_background

@@ -228,7 +228,7 @@ def run(ui: str = "auto", *, as_json: bool = False) -> int:
         console = Console(highlight=False, stderr=True)
         record: list[dict[str, Any]] = []
         code = anyio.run(walkthrough, ui, console, record)
-        audit = next((r["audit"] for r in record if "audit" in r), [])
+        audit: list[Any] = next((r["audit"] for r in record if "audit" in r), [])
         print(json.dumps({"steps": [r for r in record if "call" in r], "audit": audit}, ensure_ascii=False))
         return code
     try:

@@ -497,7 +497,7 @@ class Server(LowLevelServer):
                 if sys.stdin.isatty():  # a person ran it by hand: say why nothing seems to happen
                     print(
                         f"{self.name}: speaking MCP over stdio; an MCP client starts this command itself"
-                        " (elicitkit call \"python this_file.py\"). Ctrl-D ends.",
+                        ' (elicitkit call "python this_file.py"). Ctrl-D ends.',
                         file=sys.stderr,
                         flush=True,
                     )
