@@ -28,7 +28,7 @@ STORY: list[str | re.Pattern[str]] = [
     re.compile(r"server  elicitkit-demo on http://127\.0\.0\.1:\d+/mcp \(Streamable HTTP, uvicorn\)"),
     "answers CI handler: answers come from defaults",
     "1. Book a table protocol 2025-11-25: the server asks in the middle of the call",
-    'call   book_table {"date": "2026-12-24", "party_size": 4}  (Christmas Eve is full)',
+    'call   book_table {"date": "2026-12-24", "party_size": 4} (Christmas Eve is full)',
     "asks   Bistro Elicit (demo): We are full on 2026-12-24 for 4. Pick another evening?",
     "- Evening (date, default '2026-12-27')",
     "- Seating (one of: Inside, by the window, On the heated terrace, At the bar)",

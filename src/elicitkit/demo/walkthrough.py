@@ -180,7 +180,7 @@ async def walkthrough(
         async with Client(http.url, elicitation_callback=answer, notification_callback=notice) as client:
             await _step(
                 console,
-                'book_table {"date": "2026-12-24", "party_size": 4}  (Christmas Eve is full)',
+                'book_table {"date": "2026-12-24", "party_size": 4} (Christmas Eve is full)',
                 lambda: client.call_tool("book_table", {"date": "2026-12-24", "party_size": 4}),
                 spin=not interactive_ui,
                 record=record,

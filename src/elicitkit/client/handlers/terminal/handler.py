@@ -24,6 +24,7 @@ background waits in :mod:`.waiting`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
 import logging
@@ -42,6 +43,7 @@ from elicitkit.client.handlers.terminal.dialogue import (
     CONSENT_AGAIN,
     CONSENT_PROMPT,
     HELP,
+    ONE_ANSWER_HOW,
     YES_NO_HOW,
     Back,
     Change,
@@ -201,11 +203,22 @@ class TerminalHandler:
         self._view.header(request.origin, request.message, title if isinstance(title, str) else None)
         if len(fields) == 1 and fields[0].kind is FieldKind.BOOLEAN:
             return await self._ask_yes_no(reader, request, fields[0])
-        self._view.say(HELP, "dim")
         values: dict[str, Any] = {f.name: f.default if f.has_default else None for f in fields}
+        if len(fields) == 1 and fields[0].kind is not FieldKind.MULTI:
+            # One answer: typing it sends it (one turn, as a yes/no); Enter alone still reviews first.
+            self._view.say(ONE_ANSWER_HOW, "dim")
+            if await self._ask_field(reader, fields, 0, values) == "typed":
+                schema = request.requested_schema
+                if not check_form(schema, values):
+                    with contextlib.suppress(InvalidAnswer):
+                        content = answer_content(schema, values)
+                        self._view.say(f"✓ Sent to {who(request.origin)}.", "green")
+                        return ElicitationResult.accept(content)
+            return await self._review(reader, request, fields, values)
+        self._view.say(HELP, "dim")
         index = 0
         while index < len(fields):
-            moved_back = await self._ask_field(reader, fields, index, values)
+            moved_back = await self._ask_field(reader, fields, index, values) == "back"
             index = max(0, index - 1) if moved_back else index + 1
         return await self._review(reader, request, fields, values)
 
@@ -238,8 +251,9 @@ class TerminalHandler:
 
     async def _ask_field(
         self, reader: Reader, fields: list[FormField], index: int, values: dict[str, Any], *, review: bool = False
-    ) -> bool:
-        """Ask one field until its answer fits; True when the person went back instead (at review: unchanged)."""
+    ) -> str:
+        """Ask one field until its answer fits: ``"typed"`` (an answer typed), ``"kept"`` (Enter
+        alone kept the one shown), or ``"back"`` when the person went back (at review: unchanged)."""
         field = fields[index]
         current = values[field.name]
         self._view.field(field, index, len(fields), current)
@@ -248,7 +262,7 @@ class TerminalHandler:
             text = await reader.read(field_prompt(field, current), tab, secret=field.secret)
             step = read_field_answer(field, text, current, can_go_back=index != 0 or review)
             if isinstance(step, Back):
-                return True
+                return "back"
             if isinstance(step, ShowHelp):
                 self._view.say(HELP, "dim")
                 continue
@@ -256,7 +270,7 @@ class TerminalHandler:
                 self._view.problem(step.reason)
                 continue
             values[field.name] = step.value
-            return False
+            return "typed" if text.strip() else "kept"
 
     async def _review(
         self, reader: Reader, request: FormRequest, fields: list[FormField], values: dict[str, Any]
