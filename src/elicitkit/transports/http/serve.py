@@ -418,15 +418,11 @@ class CannotListen(ElicitkitError, OSError):
 
 def _bind(host: str, port: int) -> socket.socket:
     """The listening socket, bound here so a taken port is one clear error, not uvicorn's exit."""
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except OSError as exc:
-        raise CannotListen(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    family, kind, proto, _, address = infos[0]
-    sock = socket.socket(family, kind, proto)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET  # as uvicorn chooses ("localhost": IPv4)
+    sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: a TIME_WAIT port is free
     try:
-        sock.bind(address)
+        sock.bind((host, port))
     except OSError as exc:
         sock.close()
         said = f"cannot listen on {host}:{port}: {exc.strerror or exc}"
