@@ -43,6 +43,18 @@ the wrong kind of thing), ``InvalidAnswer`` a ``ValueError``, ``ElicitationTimeo
     ├── MissingFleetKey               a fleet backplane without a shared key (also a ValueError)
     ├── InvalidToolHeaders            a tool's x-mcp-header declarations are unusable (also a ValueError)
     ├── InvalidTemplate               a resource URI template that does not parse (also a ValueError)
+    ├── AuthError                     reaching a protected server failed (OAuth); says what to do, never a secret
+    │   ├── MetadataError             resource or authorization-server metadata missing, not JSON, incomplete
+    │   ├── IssuerMismatch            an issuer other than the expected one (RFC 8414 metadata, RFC 9207 iss)
+    │   ├── ResourceMismatch          the metadata's resource is not the server being reached (RFC 9728)
+    │   ├── RegistrationError         no client identity for the authorization server (CIMD, DCR, pre-registered)
+    │   ├── AuthorizationDenied       the redirect carried an error (declined, or refused)
+    │   ├── StateMismatch             the redirect's state is not the one sent
+    │   ├── TokenEndpointError        the token endpoint refused, hung or answered garbage
+    │   │   └── RefreshRefused        a refresh was refused: authorize again
+    │   ├── InsufficientScope         403 insufficient_scope after the allowed re-authorizations
+    │   ├── AuthorizationTimeout      nobody finished signing in in the browser in time (also a TimeoutError)
+    │   └── TokenStoreError           the token store cannot be read or written
     └── TaskError                     the Tasks extension's store or state machine
         ├── TaskExists
         ├── TaskStoreUnavailable      the store cannot be reached (also an MCPError: -32603, try again)
@@ -67,6 +79,10 @@ class ElicitkitError(Exception):
     ...     print(exc)
     no such city
     """
+
+
+class AuthError(ElicitkitError):
+    """Reaching an OAuth-protected server failed; the message says what to do and never holds a secret."""
 
 
 class TaskError(ElicitkitError):
@@ -109,6 +125,17 @@ _HOMES = {
     "TaskExists": "elicitkit.server.tasks.store",
     "TaskStoreUnavailable": "elicitkit.server.tasks.store",
     "AnswerOnPage": "elicitkit.server.pages",
+    "MetadataError": "elicitkit.auth.errors",
+    "IssuerMismatch": "elicitkit.auth.errors",
+    "ResourceMismatch": "elicitkit.auth.errors",
+    "RegistrationError": "elicitkit.auth.errors",
+    "AuthorizationDenied": "elicitkit.auth.errors",
+    "StateMismatch": "elicitkit.auth.errors",
+    "TokenEndpointError": "elicitkit.auth.errors",
+    "RefreshRefused": "elicitkit.auth.errors",
+    "InsufficientScope": "elicitkit.auth.errors",
+    "AuthorizationTimeout": "elicitkit.auth.loopback",
+    "TokenStoreError": "elicitkit.auth.stores",
     "CannotListen": "elicitkit.transports.http.serve",
 }
 
@@ -124,4 +151,4 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(home), name)
 
 
-__all__ = ["ElicitkitError", "TaskError", *_HOMES]
+__all__ = ["AuthError", "ElicitkitError", "TaskError", *_HOMES]
