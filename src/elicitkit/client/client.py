@@ -89,7 +89,7 @@ class Client:
     an HTTP 4xx included, falls back to the handshake at once). ``protocol_version`` is the
     version offered: a handshake version for the legacy era, or a 2026 version for the modern one.
 
-    The default is ``"legacy"``, chosen by measurement (README, client section): servers built
+    The default is ``"legacy"``, chosen by measurement (docs/modern.md, client section): servers built
     on the official ``mcp`` SDK answer ``server/discover``, so ``auto`` speaks 2026 to them, and
     then every tool of theirs that asks (``ctx.elicit``, ``elicit_form``, ``elicit_url``, a
     ping) fails: 10 of 10 such calls over stdio and HTTP, against none with the handshake. Pass
