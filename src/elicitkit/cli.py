@@ -283,6 +283,12 @@ class _SayRefusals:
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
 
+    async def aclose(self) -> None:
+        """Close what the policy wraps (the browser form's last page), as ``_call_closing`` expects."""
+        closing = getattr(self.policy, "aclose", None)
+        if closing is not None:
+            await closing()
+
     async def __call__(self, request: Any) -> Any:
         try:
             return await self.policy(request)
@@ -368,7 +374,19 @@ def call(
     if task:
         mode = "modern"
     args = (server, tool, pairs, args_json, handler, mode, as_json, timeout, task, detach, no_browser)
-    sys.exit(_run_reporting(server, _call, *args, as_json=as_json, tasks_only=task))
+    sys.exit(_run_reporting(server, _call_closing, *args, as_json=as_json, tasks_only=task))
+
+
+async def _call_closing(*args: Any) -> int:
+    """:func:`_call`, then its handler closed (the browser form's last page stops reloading itself
+    first, so the tab stays readable after this process is gone)."""
+    handler = args[4]
+    try:
+        return await _call(*args)
+    finally:
+        closing = getattr(handler, "aclose", None)
+        if closing is not None:
+            await closing()
 
 
 def _run_reporting(server: str, fn: Any, *args: Any, as_json: bool = False, tasks_only: bool = False) -> int:

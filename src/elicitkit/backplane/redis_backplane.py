@@ -319,6 +319,32 @@ class RedisBackplane(Backplane):
             if self._queue is not None and self._connected:
                 self._queue.put_nowait((b"unsub", follow.channel, None, b"", None))
 
+    # -- page storage (server pages): sealed under the fleet key, bound to its key name --------
+
+    def shared_secret(self, label: str) -> bytes | None:
+        return self.signer.derive(label.encode())
+
+    def _page_key(self, name: str) -> bytes:
+        return self.prefix.encode() + b"page:" + name.encode()
+
+    async def page_put(self, name: str, value: bytes, ttl: float, *, only_new: bool = False) -> bool:
+        key = self._page_key(name)
+        done = await self.client.set(key, self.signer.seal(key, value), px=max(1, int(ttl * 1000)), nx=only_new)
+        return bool(done)
+
+    async def page_get(self, name: str) -> bytes | None:
+        key = self._page_key(name)
+        sealed = await self.client.get(key)
+        return None if not isinstance(sealed, bytes) else self.signer.open(key, sealed)
+
+    async def page_take(self, name: str) -> bytes | None:
+        key = self._page_key(name)
+        sealed = await self.client.getdel(key)
+        return None if not isinstance(sealed, bytes) else self.signer.open(key, sealed)
+
+    async def page_delete(self, name: str) -> None:
+        await self.client.delete(self._page_key(name))
+
     def watch(self, owner: str) -> None:
         self._watched[owner] = self._watched.get(owner, 0) + 1
 

@@ -51,6 +51,10 @@ class Signer:
     def __init__(self, key: bytes) -> None:
         self._key = key
 
+    def derive(self, label: bytes) -> bytes:
+        """A key for another use (``label`` names it), the same on every instance of the fleet."""
+        return hmac.new(self._key, b"derive\x00" + label, hashlib.sha256).digest()
+
     def seal(self, where: bytes, body: bytes) -> bytes:
         """``body`` with a MAC over ``where`` (the channel or key) and ``body`` in front."""
         mac = hmac.new(self._key, where + b"\x00" + body, hashlib.sha256).digest()[:MAC_BYTES]

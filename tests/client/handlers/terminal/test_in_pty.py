@@ -529,12 +529,12 @@ def test_a_yes_no_question_is_one_step(spawn: Callable[..., Terminal]) -> None:
 def test_a_secret_is_never_shown(spawn: Callable[..., Terminal], plain: str) -> None:
     term = spawn("login", TERMINAL_DRIVER_PLAIN=plain)
     term.answer("User", "ada")
-    term.answer("Api key", "hunter2-secret")
+    term.answer("API key", "hunter2-secret")
     review = term.expect("Send?")
     assert "••••••••" in review
     term.reply(":back")  # changing it shows the mask, not the key, as what Enter keeps
     term.reply("2")
-    term.expect("Api key [••••••••]")
+    term.expect("API key [••••••••]")
     term.reply("")
     term.answer("Send?", "s")
     result = term.result()
@@ -569,7 +569,7 @@ def test_elicitkit_call_plain_on_a_terminal() -> None:
     )
     term = Terminal(child)
     try:
-        shown = term.expect("Value [y/n]")
+        shown = term.expect("Your answer [y/n]")
         assert "Question from guess-the-number\n" in shown and "Shall we play guess-the-number?" in shown
         assert not set("╭╮╰╯│") & set(shown)
         term.reply("n")
