@@ -73,7 +73,9 @@ def _count(request: RequestScope, questions: int = 1) -> None:
 def _require_mode(request: RequestScope, mode: str) -> str:
     version = request.protocol_version or LATEST_LEGACY
     if mode not in request.elicitation_modes and request.modern:  # 2026: the request cannot proceed
-        raise missing_capability({"elicitation": {mode: {}}})
+        modes = ", ".join(sorted(request.elicitation_modes)) or "no elicitation at all"
+        said = f"this request needs the client capability elicitation in {mode} mode (the client declared: {modes})"
+        raise missing_capability({"elicitation": {mode: {}}}, said)
     if mode not in request.elicitation_modes:
         declared = sorted(request.elicitation_modes) or "no elicitation at all"
         raise ElicitationUnsupported(f"the client cannot be asked in {mode} mode (it declared: {declared})")

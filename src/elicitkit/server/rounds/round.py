@@ -7,7 +7,7 @@ call with ``inputResponses``. On the retry the handler runs again from the top, 
 question it asks is answered from the retry (or from answers recorded in the sealed state)
 until it either finishes or needs more.
 
-The contract for tool authors (also in the README): the code before each question must be
+The contract for tool authors (also in docs/modern.md): the code before each question must be
 safe to run again, and must ask the same questions in the same order for the same arguments
 and answers. Each recorded answer is pinned to a fingerprint of the question it answered; if
 a re-run asks something different under the same key, the old answer is not reused and the

@@ -223,7 +223,10 @@ class StreamableHTTPTransport:
         if resp.status in CHALLENGE_STATUSES:
             await self._lost(request_id, self._refused(resp.status))
             return
-        await self._lost(request_id, f"HTTP {resp.status} without a JSON-RPC answer: {body[:200]!r}")
+        said = f"HTTP {resp.status} without a JSON-RPC answer: {body[:200]!r}"
+        if resp.status in (404, 405):
+            said += f"; is {self.url} the MCP endpoint? It is usually at the path /mcp"
+        await self._lost(request_id, said)
 
     async def _post_again(self, data: bytes, headers: dict[str, str]) -> aiohttp.ClientResponse:
         """The POST after an auth challenge; once more on a fresh connection if a kept-alive one was dead.
