@@ -135,7 +135,7 @@ async def _ask_with_fallback(
         return await _form_question(request, message, form, schema, version, timeout, max_attempts, key)
     host = pages_of(request.session.server)
     page_key = _page_key(request, host, message, form, key)
-    answered = host.take(page_key) if page_key is not None else None
+    answered = await host.take(page_key) if page_key is not None else None
     if answered is not None:  # answered on the page after an earlier call's deadline: this call continues
         return _typed(answered, form)
     try:
@@ -187,27 +187,27 @@ async def _ask_on_page(
     chain, claim = caller
     qkey = question_key(chain, question_id)
     if not url_ok:
-        answered = host.take(qkey)
+        answered = await host.take(qkey, request)
         if answered is not None:
             return _typed(answered, form)
         _question, url = await host.open(qkey, message, schema, chain)
-        host.restore(chain)  # answers this call took wait for its next attempt, with this one
+        await host.restore(chain, request)  # answers this call took wait for its next attempt, with this one
         raise AnswerOnPage(url, message, claim)
-    question, url = await host.open(qkey, message, schema)
+    question, url = await host.open(qkey, message, schema, owner=chain)
     request.count()
     elicitation_id = hashlib.sha256(question.token.encode()).hexdigest()[:32]
     params = UrlRequest(message, url, elicitation_id).to_params(version)
     raw = await request.elicit(params, timeout=DEFAULT_TIMEOUT if timeout is None else timeout, key=key)
     consent: ElicitationResult[None] = parse_result(raw, mode="url")
     if not consent.accepted:
-        host.withdraw(qkey)
+        await host.withdraw(qkey)
         return consent
     answer = question.result if question.result is not None else await host.wait(question, timeout)
     if answer is None:
-        host.withdraw(qkey)
+        await host.withdraw(qkey)
         raise ElicitationTimeout("no answer on the page in time; the page was withdrawn")
     if await request.url_finished(elicitation_id):
-        host.take(qkey)
+        await host.take(qkey)
     return _typed(answer, form)
 
 

@@ -354,6 +354,12 @@ class _StatelessScope(RequestScope):
         return round_
 
     def lacks(self, capability: dict[str, Any], text: str) -> Exception:
+        elicitation = capability.get("elicitation")
+        if isinstance(elicitation, dict) and len(elicitation) == 1:  # one mode: say which, and what was declared
+            (mode,) = elicitation
+            modes = ", ".join(sorted(self.elicitation_modes)) or "no elicitation at all"
+            said = f"this request needs the client capability elicitation in {mode} mode (the client declared: {modes})"
+            return missing_capability(capability, said)
         return missing_capability(capability)  # 2026: the request cannot proceed
 
     # ask / ask_all / elicit: plain functions handing back the round's coroutine (one frame fewer per question)
