@@ -59,6 +59,8 @@ class LowLevelServer:
         self.notification_handlers: dict[str, NotificationHandlerFn] = {}
         # The OAuth resource server in front of HTTP (None: requests need no token).
         self.auth: ResourceServer | None = None
+        # What a fleet shares (Server.use_backplane); a low-level server has none.
+        self.backplane: Backplane | None = None
 
     @property
     def server_info(self) -> dict[str, Any]:

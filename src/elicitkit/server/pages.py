@@ -115,7 +115,7 @@ class PageHost:
     answer is taken once, by whichever instance runs the call.
     """
 
-    def __init__(self, name: str, options: PageOptions | None = None, server: Any = None) -> None:
+    def __init__(self, name: str, options: PageOptions | None = None, server: Server | None = None) -> None:
         self.origin = Origin(name=name)
         self.options = options or PageOptions()
         from elicitkit.elicitation.webapp import FormApp  # starlette: only for a server that shows pages
@@ -137,8 +137,8 @@ class PageHost:
     def _fleet(self) -> FleetPages | None:
         """The fleet's page storage, when the server has a shared backplane; None in one process."""
         server = self._server() if self._server is not None else None
-        backplane = getattr(server, "backplane", None)
-        if backplane is None or not getattr(backplane, "shared", False):
+        backplane = server.backplane if server is not None else None
+        if backplane is None or not backplane.shared:
             return None
         if self._book is None or self._book.backplane is not backplane:
             from elicitkit.server.page_book import FleetPages

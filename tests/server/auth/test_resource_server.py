@@ -422,3 +422,22 @@ async def test_a_round_sealed_for_one_principal_is_refused_for_another(caplog: p
             assert any("replayed by another principal" in r.getMessage() for r in caplog.records)
             done = await call26(http, url, ada, "tools/call", retry, envelope)
             assert done.json()["result"]["content"][0]["text"] == "Hello, Ada!", done.text
+
+
+async def test_a_verified_token_is_remembered_until_it_expires() -> None:
+    from elicitkit.server.auth import InvalidToken
+
+    with local_issuer() as issuer:
+        verifier = JWTVerifier(issuer.url, "http://127.0.0.1:1/mcp", jwks_uri=issuer.jwks_uri, leeway=0)
+        token = issuer.token(aud="http://127.0.0.1:1/mcp", exp_in=2)
+        first = await verifier.verify(token)
+        issuer.mode = "down"  # a second check of the signature would need the keys again: it must not happen
+        verifier._keys = None
+        assert await verifier.verify(token) == first
+        await anyio.sleep(2.2)
+        with pytest.raises(InvalidToken):  # expired: checked afresh, and the keys are gone now
+            await verifier.verify(token)
+        forged = issuer.token(aud="http://127.0.0.1:1/mcp", key=other_key(issuer.keys[-1].kid))
+        for _ in range(2):  # a refused token is never remembered
+            with pytest.raises(InvalidToken):
+                await verifier.verify(forged)

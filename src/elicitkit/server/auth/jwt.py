@@ -6,11 +6,16 @@ stream of tokens with made-up key ids cannot turn this server into a JWKS hammer
 listed asymmetric algorithms are accepted (``alg: none`` and HMAC never are). The claims:
 ``iss`` exactly the issuer, ``aud`` naming this resource (RFC 8707), ``exp`` in the future
 (``leeway`` seconds of clock skew), ``nbf``/``iat`` not in the future, a ``sub``.
+
+A token that passed is remembered (``cache_size`` of them, until its expiry): a client sends the
+same token with every call, and checking its signature again each time would be the gate's
+whole cost. Only tokens that passed are kept, so a refused one is refused again in full.
 """
 
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -43,6 +48,7 @@ class JWTVerifier:
         leeway: float = 60.0,
         refresh_interval: float = 30.0,
         timeout: float = 5.0,
+        cache_size: int = 1024,
     ) -> None:
         refused = _SYMMETRIC.intersection(algorithms)
         if refused:
@@ -58,8 +64,23 @@ class JWTVerifier:
         self._fetched_at = -float("inf")
         self._lock = anyio.Lock()
         self.fetches = 0  # how many times the JWKS was fetched (a test or a health check reads it)
+        self.cache_size = cache_size
+        self._verified: OrderedDict[str, AccessToken] = OrderedDict()
 
     async def verify(self, token: str) -> AccessToken:
+        known = self._verified.get(token)
+        if known is not None:
+            if known.expires_at is not None and known.expires_at + self.leeway >= time.time():
+                return known
+            del self._verified[token]
+        verified = await self._verify(token)
+        if self.cache_size > 0:
+            self._verified[token] = verified
+            if len(self._verified) > self.cache_size:
+                self._verified.popitem(last=False)
+        return verified
+
+    async def _verify(self, token: str) -> AccessToken:
         keys = self._keys if self._keys is not None else await self._refresh(force=True)
         try:
             decoded = jwt.decode(token, keys, algorithms=self.algorithms)
