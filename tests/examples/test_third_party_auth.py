@@ -12,7 +12,8 @@ import re
 
 import pytest
 
-from elicitkit import Client, UrlElicitationRequiredError
+from elicitkit import Client
+from elicitkit.compat import UrlElicitationRequiredError
 from elicitkit.testing.kit import Kit, Question, Scripted, accept, cancel, decline, reply
 
 from ._load import load_example, spec

@@ -25,7 +25,7 @@ from elicitkit.protocol.handshake import Phase
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.protocol.modern import InvalidToolHeaders, tool_header_params
 from elicitkit.protocol.subscriptions import LISTEN
-from elicitkit.server import methods
+from elicitkit.server import calling, methods
 from elicitkit.server.context import Context
 from elicitkit.server.listen import Listeners, listen
 from elicitkit.server.lowlevel import LowLevelServer
@@ -377,20 +377,16 @@ class Server(LowLevelServer):
         """
         self.backplane = backplane
         backplane.on_broadcast(self._notify_here)
-        if not backplane.shared:
-            return
-        from elicitkit.backplane.redis_backplane import RedisBackplane
-
-        if not isinstance(backplane, RedisBackplane):
-            return  # another shared backplane: the stores are the server's own business
+        place = backplane.redis() if backplane.shared else None
+        if place is None:
+            return  # in-process, or another shared backplane: the stores are the server's own business
         from elicitkit.server.rounds.redis_spent import RedisSpentStates
         from elicitkit.server.tasks.redis_store import RedisTaskStore
 
-        if self.tasks._owns_store and self.tasks._store is None:
-            self.tasks._store = RedisTaskStore(backplane.client, prefix=backplane.prefix, sealer=backplane.sealer)
+        self.tasks.adopt_store(RedisTaskStore(place.client, prefix=place.prefix, sealer=place.sealer))
         codec = self.state_codec
         if isinstance(codec, AeadStateCodec) and type(codec.spent) is SpentStates:
-            codec.spent = RedisSpentStates(backplane.client, prefix=backplane.prefix)
+            codec.spent = RedisSpentStates(place.client, prefix=place.prefix)
 
     def http_backplane(self) -> Backplane:
         """The backplane HTTP serving uses: the one given, else one on ``$ELICITKIT_REDIS_URL``,
@@ -411,12 +407,15 @@ class Server(LowLevelServer):
     # ------------------------------------------------------------------ serving requests
 
     def run_tool(self, tool: Tool, arguments: dict[str, Any], scope: RequestScope) -> Awaitable[JSON]:
-        """Validate, call and render one tool call (see :func:`elicitkit.server.methods.run_tool`)."""
-        return methods.run_tool(self, tool, arguments, scope)
+        """Validate, call and render one tool call (see :func:`elicitkit.server.calling.run_tool`).
+
+        A question it cannot have answered yet (2026, a task) propagates as the control signal:
+        ``scope.run(server.run_tool(...), server)`` turns it into the round's result."""
+        return calling.run_tool(self, tool, arguments, scope)  # plain: no frame of ours while the tool waits
 
     def read_resource(self, uri: str, context: Context) -> Awaitable[JSON]:
         """Read one of this server's resources as ``context``'s request (``{"contents": [...]}``)."""
-        return methods.read_resource(self, uri, context)
+        return methods.read_resource(self, uri, context)  # plain: no frame of ours while it reads
 
     def resource_not_found(self, uri: str) -> MCPError:
         return MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})

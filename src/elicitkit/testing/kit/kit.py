@@ -348,7 +348,7 @@ class Kit:
 
     def _need_modern(self, what: str) -> None:
         __tracebackhide__ = True  # the skip is reported at the test's line
-        if not self.modern:
+        if self.case.era not in MODERN_ERAS:
             import pytest
 
             pytest.skip(f"{what} exists on 2026-07-28 only (this case runs {self.era})")

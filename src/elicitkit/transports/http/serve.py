@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from elicitkit.errors import ElicitkitError
-from elicitkit.runtime.contract import Endpoint
+from elicitkit.runtime.contract import ASGIApp, Endpoint
 from elicitkit.transports.http.asgi import StreamableHTTPHandler
 from elicitkit.transports.http.responses import ASGISend, Receive, Scope, send_plain
 from elicitkit.transports.http.security import LOOPBACK_HOSTS, parse_authority, read_headers
@@ -64,9 +64,8 @@ def create_app(server: Endpoint, *, path: str = "/mcp", **options: Any) -> Starl
 
     endpoint = Route(path, endpoint=handler, methods=["GET", "POST", "DELETE"])
     routes: list[BaseRoute] = [endpoint]
-    if getattr(server, "serve_pages", None) is not None:
-        pages = _AppPages(server, handler, path, endpoint)
-        routes.append(Mount(pages.path, app=pages))
+    pages = _AppPages(server, handler, path, endpoint)
+    routes.append(Mount(pages.path, app=pages))
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.mcp_handler = handler
     return app
@@ -88,7 +87,7 @@ class _AppPages:
         self.handler = handler
         self.route = route
         self.path = path.rstrip("/") + "/ask"
-        self.app: Any = None
+        self.app: ASGIApp | None = None
         route.app = self.learn
 
     def allows(self, host: str) -> bool:
@@ -103,16 +102,16 @@ class _AppPages:
             prefix = scope.get("root_path", "") + self.path + "/"
             if self.allows(host):
                 base = f"{scope.get('scheme', 'http')}://{host}"
-                self.app = self.server.serve_pages(prefix, base, self.allows)  # type: ignore[attr-defined]
+                self.app = self.server.serve_pages(prefix, base, self.allows)
                 self.route.app = self.handler  # learnt: nothing more per request
             elif self.app is None:  # links only from public_url, until a vetted Host comes
-                self.app = self.server.serve_pages(prefix, None, self.allows)  # type: ignore[attr-defined]
+                self.app = self.server.serve_pages(prefix, None, self.allows)
         return self.handler(scope, receive, send)
 
     def __call__(self, scope: Scope, receive: Receive, send: ASGISend) -> Awaitable[None]:
         if self.app is None or scope["type"] != "http":  # no page can exist before the endpoint's first request
             return send_plain(send, 404, "Not Found")
-        return self.app(scope, receive, send)  # type: ignore[no-any-return]
+        return self.app(scope, receive, send)
 
 
 class _Endpoint:
@@ -127,21 +126,19 @@ class _Endpoint:
     def __init__(self, handler: StreamableHTTPHandler, path: str) -> None:
         self.handler = handler
         self.path = path
-        self.pages: Any = None  # the server's form pages, at ``<path>/ask/`` (see mount_pages)
+        self.pages: ASGIApp | None = None  # the server's form pages, at ``<path>/ask/`` (see mount_pages)
         self.pages_prefix = path.rstrip("/") + "/ask/"
 
     def mount_pages(self, server: Endpoint, base_url: str) -> None:
-        """Serve the server's own form pages beside the endpoint, if it has any (``serve_pages``)."""
-        serve_pages = getattr(server, "serve_pages", None)
-        if serve_pages is not None:
-            self.pages = serve_pages(self.pages_prefix, base_url)
+        """Serve the server's own form pages beside the endpoint (``Endpoint.serve_pages``)."""
+        self.pages = server.serve_pages(self.pages_prefix, base_url)
 
     def __call__(self, scope: Scope, receive: Receive, send: ASGISend) -> Awaitable[None]:
         # A plain function returning the handler's coroutine: no frame of ours per request.
         kind = scope["type"]
         if kind == "http" and scope["path"] != self.path:
             if self.pages is not None and scope["path"].startswith(self.pages_prefix):
-                return self.pages(scope, receive, send)  # type: ignore[no-any-return]
+                return self.pages(scope, receive, send)
             return send_plain(send, 404, "Not Found")
         if kind in ("http", "lifespan"):
             return self.handler(scope, receive, send)
@@ -160,9 +157,9 @@ def _with_backplane(server: Endpoint, options: dict[str, Any]) -> dict[str, Any]
     """The server's backplane (``Server(backplane=...)`` or ``$ELICITKIT_REDIS_URL``) unless the
     caller named one."""
     if "backplane" not in options:
-        chosen = getattr(server, "http_backplane", None)
+        chosen = server.http_backplane()
         if chosen is not None:
-            return {**options, "backplane": chosen()}
+            return {**options, "backplane": chosen}
     return options
 
 

@@ -33,8 +33,9 @@ from typing import Any, Literal
 import anyio
 from pydantic import BaseModel, Field
 
-from elicitkit import AcceptedElicitation, Client, Context, MCPServer, TitledEnum, UrlElicitationRequired, UrlRequest
+from elicitkit import AcceptedElicitation, Client, Context, TitledEnum, UrlElicitationRequired, UrlRequest
 from elicitkit.client.handlers.terminal import TerminalHandler
+from elicitkit.compat import MCPServer
 
 server = MCPServer("pizzeria", "2.1.0", title="Pizzeria Napoli")
 
