@@ -38,6 +38,7 @@ the wrong kind of thing), ``InvalidAnswer`` a ``ValueError``, ``ElicitationTimeo
     │   ├── TooManyInputRounds
     │   ├── InputRequestViolation
     │   └── InvalidResultType
+    ├── CannotListen                  an HTTP server could not take its host and port (also an OSError)
     ├── KeyRingError                  state keys that cannot be loaded (also a ValueError)
     ├── MissingFleetKey               a fleet backplane without a shared key (also a ValueError)
     ├── InvalidToolHeaders            a tool's x-mcp-header declarations are unusable (also a ValueError)
@@ -135,6 +136,7 @@ _HOMES = {
     "InsufficientScope": "elicitkit.auth.errors",
     "AuthorizationTimeout": "elicitkit.auth.loopback",
     "TokenStoreError": "elicitkit.auth.stores",
+    "CannotListen": "elicitkit.transports.http.serve",
 }
 
 if TYPE_CHECKING:

@@ -73,7 +73,9 @@ def _count(request: RequestScope, questions: int = 1) -> None:
 def _require_mode(request: RequestScope, mode: str) -> str:
     version = request.protocol_version or LATEST_LEGACY
     if mode not in request.elicitation_modes and request.modern:  # 2026: the request cannot proceed
-        raise missing_capability({"elicitation": {mode: {}}})
+        modes = ", ".join(sorted(request.elicitation_modes)) or "no elicitation at all"
+        said = f"this request needs the client capability elicitation in {mode} mode (the client declared: {modes})"
+        raise missing_capability({"elicitation": {mode: {}}}, said)
     if mode not in request.elicitation_modes:
         declared = sorted(request.elicitation_modes) or "no elicitation at all"
         raise ElicitationUnsupported(f"the client cannot be asked in {mode} mode (it declared: {declared})")
@@ -207,7 +209,7 @@ async def _ask_with_fallback(
         return await _ask_form_now(request, message, form, schema, version, timeout, max_attempts)
     host = pages_of(request.session.server)
     page_key = _page_key(request, host, message, form, key)
-    answered = host.take(page_key) if page_key is not None else None
+    answered = await host.take(page_key) if page_key is not None else None
     if answered is not None:  # answered on the page after an earlier call's deadline: this call continues
         return _typed(answered, form)
     if request.modern:
@@ -290,27 +292,27 @@ async def _ask_on_page(
     chain, claim = caller
     qkey = question_key(chain, question_id)
     if not url_ok:
-        answered = host.take(qkey)
+        answered = await host.take(qkey, request)
         if answered is not None:
             return _typed(answered, form)
         _question, url = await host.open(qkey, message, schema, chain)
-        host.restore(chain)  # answers this call took wait for its next attempt, with this one
+        await host.restore(chain, request)  # answers this call took wait for its next attempt, with this one
         raise AnswerOnPage(url, message, claim)
-    question, url = await host.open(qkey, message, schema)
+    question, url = await host.open(qkey, message, schema, owner=chain)
     _count(request)
     elicitation_id = hashlib.sha256(question.token.encode()).hexdigest()[:32]
     params = UrlRequest(message, url, elicitation_id).to_params(version)
     raw = await _ask_now_or_in_round(request, params, timeout, key)
     consent: ElicitationResult[None] = parse_result(raw, mode="url")
     if not consent.accepted:
-        host.withdraw(qkey)
+        await host.withdraw(qkey)
         return consent
     answer = question.result if question.result is not None else await host.wait(question, timeout)
     if answer is None:
-        host.withdraw(qkey)
+        await host.withdraw(qkey)
         raise ElicitationTimeout("no answer on the page in time; the page was withdrawn")
     if not request.modern:
-        host.take(qkey)
+        await host.take(qkey)
         with contextlib.suppress(Exception):  # the person is done; a gone client must not fail the answer
             await request.session.send_elicit_complete(elicitation_id, related=request.request_id)
     return _typed(answer, form)
