@@ -36,6 +36,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from elicitkit.backplane.sealing import Sealer
 from elicitkit.protocol.jsonrpc import JSON
 
 # One event of a recorded stream: (seq, payload or error body, kind). Kinds:
@@ -82,11 +83,12 @@ class Following(Protocol):
 
 @dataclass(frozen=True)
 class RedisPlace:
-    """A Redis client and the key prefix a fleet's state lives under."""
+    """A Redis client, the key prefix a fleet's state lives under, and what seals what is kept
+    there (the fleet key's AEAD: task records are sealed as the backplane's messages are)."""
 
     client: Any
     prefix: str
-    sealer: Any = None  # the fleet's Sealer: the task store and pages seal their records with it
+    sealer: Sealer | None = None
 
 
 class Backplane:

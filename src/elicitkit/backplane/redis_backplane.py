@@ -42,8 +42,7 @@ from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.runtime.stopping import stop_tasks
 
 if TYPE_CHECKING:
-    import redis.asyncio
-    from redis.asyncio import Redis as AsyncRedis  # the class has a method named ``redis``
+    import redis.asyncio as aioredis
 
 logger = logging.getLogger("elicitkit.fleet")
 
@@ -104,7 +103,7 @@ class RedisBackplane(Backplane):
 
     def __init__(
         self,
-        client: redis.asyncio.Redis,
+        client: aioredis.Redis,
         *,
         key: bytes | str | None = None,
         instance_id: str | None = None,
@@ -143,7 +142,7 @@ class RedisBackplane(Backplane):
         self._queue: asyncio.Queue[_Write] | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._pubsub: Any = None
-        self._listen_client: redis.asyncio.Redis | None = None
+        self._listen_client: aioredis.Redis | None = None
         self._connected = False
         self._was_lost = False  # lost since the last connection: tell the inbox when Redis is back
         self._started = 0
@@ -422,7 +421,7 @@ class RedisBackplane(Backplane):
         for follow in follows:  # anything still following gets nothing more: end it
             follow.callback((0, b"", "lost"))
 
-    def _listener(self) -> AsyncRedis:
+    def _listener(self) -> aioredis.Redis:
         """The client the subscriptions use: the same server and settings, but never retried.
 
         A pub/sub connection that redis-py silently replaced after a break has missed whatever

@@ -50,8 +50,11 @@ def _require_mode(request: RequestScope, mode: str) -> str:
     version = request.protocol_version or LATEST_LEGACY
     if mode not in request.elicitation_modes:
         declared = sorted(request.elicitation_modes) or "no elicitation at all"
+        modes = ", ".join(sorted(request.elicitation_modes)) or "no elicitation at all"
         raise request.lacks(
-            {"elicitation": {mode: {}}}, f"the client cannot be asked in {mode} mode (it declared: {declared})"
+            {"elicitation": {mode: {}}},
+            f"the client cannot be asked in {mode} mode (it declared: {declared})",
+            need=f"this request needs the client capability elicitation in {mode} mode (the client declared: {modes})",
         )
     if mode == "url" and not supports_url_elicitation(version):
         raise ElicitationUnsupported(f"URL elicitation needs protocol 2025-11-25; this client speaks {version}")

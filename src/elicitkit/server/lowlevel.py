@@ -41,6 +41,10 @@ async def _set_level(ctx: RequestScope) -> JSON:
 class LowLevelServer:
     """A registry of method handlers plus the identity a server shows in ``initialize``."""
 
+    #: What the instances of a fleet share (:class:`~elicitkit.server.Server` sets it); a low-level
+    #: server has none of its own, so its pages and state stay in this process.
+    backplane: Backplane | None = None
+
     def __init__(
         self,
         name: str,
@@ -59,8 +63,6 @@ class LowLevelServer:
         self.notification_handlers: dict[str, NotificationHandlerFn] = {}
         # The OAuth resource server in front of HTTP (None: requests need no token).
         self.auth: ResourceServer | None = None
-        # What a fleet shares (Server.use_backplane); a low-level server has none.
-        self.backplane: Backplane | None = None
 
     @property
     def server_info(self) -> dict[str, Any]:
