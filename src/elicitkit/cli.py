@@ -423,8 +423,21 @@ def load_server(target: str) -> Any:
     default=None,
     help="Join a fleet on this Redis (default $ELICITKIT_REDIS_URL): sessions work on any instance (docs/fleet.md).",
 )
-def serve(target: str, transport: str, host: str, port: int, path: str, redis_url: str | None) -> None:
+@click.option(
+    "--otel",
+    is_flag=True,
+    help="OpenTelemetry traces, metrics and logs, configured from OTEL_* like the SDK does (docs/telemetry.md).",
+)
+def serve(target: str, transport: str, host: str, port: int, path: str, redis_url: str | None, otel: bool) -> None:
     """Serve an elicitkit server object over stdio or Streamable HTTP."""
+    if otel:
+        from elicitkit.errors import ElicitkitError
+        from elicitkit.telemetry import configure_sdk
+
+        try:
+            configure_sdk()
+        except ElicitkitError as exc:
+            raise click.UsageError(str(exc)) from None
     server = load_server(target)
     if redis_url and transport == "http" and server.backplane is None:
         from elicitkit.backplane.redis_backplane import RedisBackplane

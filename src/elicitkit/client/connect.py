@@ -46,6 +46,7 @@ from elicitkit.protocol.versions import (
     Era,
 )
 from elicitkit.runtime.peer import IncomingRequest, Peer, ProgressCallback
+from elicitkit.telemetry import hook as telemetry
 from elicitkit.transports.base import ClientTransport
 
 logger = logging.getLogger("elicitkit.client")
@@ -165,6 +166,7 @@ class Connection:
             raise ValueError(f"mode must be 'auto', 'legacy' or 'modern', not {mode!r}")
         self.transport = transport
         self.mode: ClientMode = mode
+        telemetry.auto()  # on when an OpenTelemetry SDK is configured; else nothing, not even an import
         self.client_info = client_info
         self._capabilities = capabilities
         # A 2026 version we speak means the modern era; anything else (even an unknown future

@@ -15,6 +15,7 @@ from elicitkit.protocol.versions import META_SERVER_INFO, SUPPORTED_VERSIONS
 from elicitkit.runtime.contract import ASGIApp, Send, StreamControl
 from elicitkit.server.scope import RequestScope
 from elicitkit.server.session import LOG_LEVELS, ServerSession
+from elicitkit.telemetry import hook as telemetry
 
 if TYPE_CHECKING:
     from elicitkit.backplane.base import Backplane
@@ -56,6 +57,7 @@ class LowLevelServer:
         self.extra_capabilities = capabilities or {}
         self.request_handlers: dict[str, RequestHandlerFn] = {"logging/setLevel": _set_level}
         self.notification_handlers: dict[str, NotificationHandlerFn] = {}
+        telemetry.auto()  # on when an OpenTelemetry SDK is configured; else nothing, not even an import
 
     @property
     def server_info(self) -> dict[str, Any]:
