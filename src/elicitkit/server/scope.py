@@ -297,6 +297,8 @@ class _HandshakeScope(RequestScope):
     ) -> R:
         reason: InvalidAnswer | None = None
         tel = telemetry.current
+        if tel is not None:
+            key = key or f"q{self.asked + 1}"  # named as a 2026 round would name it
         for attempt in range(1, max(1, attempts) + 1):
             self.count()
             params = phrase(reason)

@@ -8,7 +8,7 @@ Only :func:`instrument` imports OpenTelemetry.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from elicitkit.telemetry.otel import OTel
@@ -19,8 +19,14 @@ current: OTel | None = None
 """The live telemetry, or None (off)."""
 
 
-def instrument(*, capture_content: bool | None = None) -> OTel:
-    """Turn telemetry on with the global tracer, meter and logger providers.
+def instrument(
+    *,
+    capture_content: bool | None = None,
+    tracer_provider: Any = None,
+    meter_provider: Any = None,
+    logger_provider: Any = None,
+) -> OTel:
+    """Turn telemetry on with the given tracer, meter and logger providers (default: the global ones).
 
     ``capture_content``: put question texts and accepted answers (never a field whose name says
     secret) on spans and log records; default from ``ELICITKIT_OTEL_CAPTURE_CONTENT`` (off).
@@ -31,7 +37,12 @@ def instrument(*, capture_content: bool | None = None) -> OTel:
 
     if capture_content is None:
         capture_content = os.environ.get("ELICITKIT_OTEL_CAPTURE_CONTENT", "").lower() in ("1", "true", "yes")
-    current = OTel(capture_content=capture_content)
+    current = OTel(
+        capture_content=capture_content,
+        tracer_provider=tracer_provider,
+        meter_provider=meter_provider,
+        logger_provider=logger_provider,
+    )
     return current
 
 

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import metrics, propagate, trace
-from opentelemetry._logs import LogRecord, SeverityNumber, get_logger
+from opentelemetry._logs import LoggerProvider, LogRecord, SeverityNumber, get_logger
 
 from elicitkit.protocol.errors import MCPError
 from elicitkit.protocol.jsonrpc import JSON
@@ -81,11 +82,18 @@ def _result_attrs(result: Any) -> dict[str, Any]:
 class OTel:
     """The live telemetry (``hook.current``). Every method is called only while it is on."""
 
-    def __init__(self, *, capture_content: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        capture_content: bool = False,
+        tracer_provider: trace.TracerProvider | None = None,
+        meter_provider: metrics.MeterProvider | None = None,
+        logger_provider: LoggerProvider | None = None,
+    ) -> None:
         self.capture_content = capture_content
-        self.tracer = trace.get_tracer(SCOPE)
-        meter = metrics.get_meter(SCOPE)
-        self.logger = get_logger(SCOPE)
+        self.tracer = trace.get_tracer(SCOPE, tracer_provider=tracer_provider)
+        meter = metrics.get_meter(SCOPE, meter_provider=meter_provider)
+        self.logger = get_logger(SCOPE, logger_provider=logger_provider)
         self.client_duration = meter.create_histogram(
             names.MCP_CLIENT_OPERATION_DURATION,
             unit="s",
@@ -244,6 +252,15 @@ class OTel:
     def page_fallback(self, reason: str) -> None:
         self.page_fallbacks.add(1, {names.FALLBACK_REASON: reason})
         trace.get_current_span().add_event("elicitkit.page.fallback", {names.FALLBACK_REASON: reason})
+
+    def task_run(self, tool: str, task_id: str) -> AbstractContextManager[trace.Span]:
+        """The span of one run of a task's body: a child of the request that started the run
+        (``tools/call`` first, then the ``tasks/update`` that answered it, on any instance)."""
+        return self.tracer.start_as_current_span(
+            f"tasks/run {tool}",
+            kind=trace.SpanKind.INTERNAL,
+            attributes={names.GEN_AI_TOOL_NAME: tool, names.TASK_ID: task_id},
+        )
 
     def task_waiting(self, delta: int) -> None:
         self.waiting_tasks.add(delta)

@@ -22,6 +22,7 @@ See docs/decisions/tasks.md.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import time
@@ -437,14 +438,17 @@ class TaskRunner:
         async def run_body() -> Outcome:
             return await run_once(record.tool, record.arguments, record.answers)
 
-        body = asyncio.get_running_loop().create_task(run_body(), name=f"elicitkit-task-body-{task_id}")
-        try:
-            outcome = await self._await_with_heartbeat(task_id, body)
-        except asyncio.CancelledError:
-            await stop_tasks([body])
-            raise
-        if outcome is not None:
-            await self._commit(task_id, outcome)
+        tel = telemetry.current
+        run = tel.task_run(record.tool, task_id) if tel is not None else contextlib.nullcontext()
+        with run:  # a span of its own: the run outlives the request that started it
+            body = asyncio.get_running_loop().create_task(run_body(), name=f"elicitkit-task-body-{task_id}")
+            try:
+                outcome = await self._await_with_heartbeat(task_id, body)
+            except asyncio.CancelledError:
+                await stop_tasks([body])
+                raise
+            if outcome is not None:
+                await self._commit(task_id, outcome)
 
     async def _await_with_heartbeat(self, task_id: str, body: asyncio.Task[Outcome]) -> Outcome | None:
         """The body's outcome, renewing the lease meanwhile; None if the task was taken from us."""
