@@ -56,8 +56,9 @@ class Fleet:
 
 
 @contextlib.contextmanager
-def fleet(*, sse: bool = False, size: int = 3) -> Iterator[Fleet]:
-    """``size`` instances (JSON answers, or SSE with ``sse``) on a fresh Redis behind haproxy."""
+def fleet(*, sse: bool = False, size: int = 3, extra_env: dict[str, str] | None = None) -> Iterator[Fleet]:
+    """``size`` instances (JSON answers, or SSE with ``sse``) on a fresh Redis behind haproxy;
+    ``extra_env``: more environment for every instance."""
     with redis_server() as rs, contextlib.ExitStack() as stack:
         instances: dict[str, Instance] = {}
         for index in range(size):
@@ -68,6 +69,7 @@ def fleet(*, sse: bool = False, size: int = 3) -> Iterator[Fleet]:
                 "ELICITKIT_FLEET_KEY": FLEET_KEY,
                 "FLEET_INSTANCE": name,
                 "FLEET_HEARTBEAT": "0.3",
+                **(extra_env or {}),
             }
             extra = ["--sse"] if sse else []
             port, proc, _log = stack.enter_context(
