@@ -64,6 +64,21 @@ def _target(method: str, params: dict[str, Any] | None) -> tuple[str, dict[str, 
     return method, attrs
 
 
+def _parent(meta: Any) -> otel_context.Context | None:
+    """The remote parent in a peer's ``_meta``: only string values under the propagation keys
+    reach the propagators (a peer may put anything there), and a propagator that still fails
+    costs the parent, never the request."""
+    if not isinstance(meta, dict):
+        return None
+    carrier = {key: value for key in names.PROPAGATION_KEYS if isinstance(value := meta.get(key), str)}
+    if not carrier:
+        return None
+    try:
+        return propagate.extract(carrier)
+    except Exception:
+        return None
+
+
 def _error_attrs(exc: BaseException) -> dict[str, Any]:
     if isinstance(exc, MCPError):
         return {names.ERROR_TYPE: str(exc.code), names.RPC_RESPONSE_STATUS_CODE: str(exc.code)}
@@ -178,8 +193,7 @@ class OTel:
     async def serve(self, request: Any, handler: Callable[[Any], Awaitable[JSON]]) -> JSON:
         """Serve ``request`` (an IncomingRequest) through ``handler`` inside its SERVER span."""
         params = request.params
-        meta = params.get("_meta") if isinstance(params, dict) else None
-        parent = propagate.extract(meta) if isinstance(meta, dict) else None
+        parent = _parent(params.get("_meta")) if isinstance(params, dict) else None
         name, attrs = _target(request.method, params)
         attrs[names.JSONRPC_REQUEST_ID] = str(request.id)
         ambient = trace.get_current_span().get_span_context()
@@ -276,9 +290,7 @@ class OTel:
         name, attrs = _target(
             method if isinstance(method, str) else "response", params if isinstance(params, dict) else None
         )
-        parent = None
-        if isinstance(params, dict) and isinstance(params.get("_meta"), dict):
-            parent = propagate.extract(params["_meta"])
+        parent = _parent(params.get("_meta")) if isinstance(params, dict) else None
         span = self.tracer.start_span(
             f"relay {name}",
             context=parent,
