@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from opentelemetry.trace import SpanKind
 
-from elicitkit import Client
+from elicitkit import Client, Context, ElicitationResult, Server
 from elicitkit.telemetry import names
 
 from .conftest import Captured, child_of
@@ -57,3 +57,25 @@ async def test_stdio_with_serve_otel(otel: Captured, mode: str, monkeypatch: pyt
     assert all(s.kind == SERVER and s.parent_span_id in calls and s.trace_id == trace_id for s in served)
     assert {s.service for s in served} == {"stdio-child"}
     assert [e[names.ELICITATION_KEY] for s in served for n, e in s.events if n == names.EVENT_ANSWERED] == ["q1"]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "modern"])
+async def test_a_url_question_has_its_events(otel: Captured, mode: str) -> None:
+    server = Server("otel-url")
+
+    @server.tool()
+    async def pay(ctx: Context) -> str:
+        outcome = await ctx.elicit_url("Pay the deposit", "https://pay.example.com/x", "pay-1")
+        return outcome.action
+
+    async def consent(request: object) -> ElicitationResult[None]:
+        return ElicitationResult.accept()
+
+    async with Client(server, mode=mode, elicitation_callback=consent) as client:
+        assert (await client.call_tool("pay", {})).text == "accept"
+    served = [s for s in otel.named("tools/call pay") if s.kind is SpanKind.SERVER]
+    asked = [e for s in served for e in otel.events(s, names.EVENT_ASKED)]
+    answered = [e for s in served for e in otel.events(s, names.EVENT_ANSWERED)]
+    assert [(e[names.ELICITATION_MODE], e[names.ELICITATION_FIELDS]) for e in asked] == [("url", 0)]
+    assert [(e[names.ELICITATION_MODE], e[names.ELICITATION_ACTION]) for e in answered] == [("url", "accept")]
+    assert all("pay.example.com" not in str(e) for e in asked + answered)  # the URL is content: opt-in only

@@ -283,14 +283,27 @@ class _HandshakeScope(RequestScope):
         return {key: await self.send_request(method, params) for key, (method, params) in requests.items()}
 
     async def elicit(self, params: JSON, *, timeout: float, key: str | None = None) -> JSON:
+        tel = telemetry.current
+        if tel is not None:
+            key = key or f"q{self.asked}"  # counted by the caller already
+            put = signals.asked(tel, params, era=self.protocol_version, round_=1, key=key, origin="call")
         try:
-            return await self.send_request(ELICIT, params, timeout=timeout)
+            raw = await self.send_request(ELICIT, params, timeout=timeout)
         except RequestTimeout:
+            if tel is not None:
+                self._unanswered(tel, params, 1, key, put.started, "timeout")
             raise ElicitationTimeout(f"no answer within {timeout:g}s; the question was withdrawn") from None
         except MCPError as exc:
+            if tel is not None:
+                self._unanswered(tel, params, 1, key, put.started, "error")
             if exc.is_local:  # the connection went away: not the user's answer, let it through
                 raise
             raise ElicitationFailed(exc) from None
+        if tel is not None:
+            signals.answered(
+                tel, params, raw, era=self.protocol_version, round_=1, key=key, origin="call", since=put.started
+            )
+        return raw
 
     async def elicit_checked(
         self, phrase: Phrase, check: Checked[R], *, timeout: float, attempts: int, key: str | None = None
@@ -403,7 +416,24 @@ class _StatelessScope(RequestScope):
         return rounds.ask_all(self._round(), requests)
 
     def elicit(self, params: JSON, *, timeout: float, key: str | None = None) -> Awaitable[JSON]:
+        tel = telemetry.current
+        if tel is not None:
+            return self._elicit_signalled(tel, params, key)
         return rounds.ask(self._round(), ELICIT, params, key=key)
+
+    async def _elicit_signalled(self, tel: OTel, params: JSON, key: str | None) -> JSON:
+        """``elicit`` with its events: what ``rounds.ask`` does, telling telemetry as it goes."""
+        round_ = self._round()
+        key = key or round_.next_key()
+        found = round_.answer(key, ELICIT, params)
+        if found is None:
+            round_.need(key, ELICIT, params)
+            self._signal(tel, round_, key, params, None)
+            raise InputRequired(key)
+        round_.record(key, found)
+        if key in round_.responses:
+            self._signal(tel, round_, key, params, found)
+        return found
 
     async def elicit_checked(
         self, phrase: Phrase, check: Checked[R], *, timeout: float, attempts: int, key: str | None = None
