@@ -9,6 +9,7 @@
 #       $CACHE/node22/node_modules/.bin/node    node 22 from the npm registry (package "node")
 #       $CACHE/conformance/<version>/           @modelcontextprotocol/conformance, one dir per pinned version
 #       $CACHE/axe-core/<version>/              axe-core (the browser-form accessibility check)
+#       $CACHE/oidc-provider/<version>/         oidc-provider (the real authorization server of the OAuth tests)
 #       chromium + chromedriver                 Debian packages (browser-form tests)
 #
 # $CACHE is $ELICITKIT_CACHE if set (a relative path is taken relative to the repo
@@ -36,6 +37,8 @@ NODE_MAJOR=22
 CONFORMANCE_VERSIONS=("0.2.0-alpha.12" "0.1.16")
 # Keep in sync with tests/client/handlers/browser/test_in_chromium.py (AXE_VERSION).
 AXE_VERSION="4.14.1"
+# Keep in sync with tests/kit/oidc/__init__.py (OIDC_PROVIDER_VERSION).
+OIDC_PROVIDER_VERSION="9.13.3"
 # Bump to force every machine to redo a step after changing how it is done.
 RECIPE_REV=1
 
@@ -214,6 +217,20 @@ if ! { stamp_ok "$AXE_STAMP" "$AXE_KEY" && [[ -f "$AXE_JS" ]]; }; then
     npm_install "$AXE_DIR" "axe-core@$AXE_VERSION"
     [[ -f "$AXE_JS" ]] || die "axe-core $AXE_VERSION installed but $AXE_JS is missing"
     echo "$AXE_KEY" >"$AXE_STAMP"
+fi
+
+# ---------------------------------------------------------------- oidc-provider (OAuth tests)
+OIDC_DIR="$CACHE/oidc-provider/$OIDC_PROVIDER_VERSION"
+OIDC_PKG="$OIDC_DIR/node_modules/oidc-provider/package.json"
+OIDC_KEY="rev=$RECIPE_REV oidc-provider@$OIDC_PROVIDER_VERSION"
+OIDC_STAMP="$OIDC_DIR/.elicitkit-bootstrap.stamp"
+if ! { stamp_ok "$OIDC_STAMP" "$OIDC_KEY" && [[ -f "$OIDC_PKG" ]]; }; then
+    say "installing oidc-provider@$OIDC_PROVIDER_VERSION into ${OIDC_DIR#"$REPO"/}"
+    rm -rf "$OIDC_DIR"
+    write_package_json "$OIDC_DIR" "elicitkit-oidc-provider-$OIDC_PROVIDER_VERSION"
+    npm_install "$OIDC_DIR" "oidc-provider@$OIDC_PROVIDER_VERSION"
+    [[ -f "$OIDC_PKG" ]] || die "oidc-provider $OIDC_PROVIDER_VERSION installed but $OIDC_PKG is missing"
+    echo "$OIDC_KEY" >"$OIDC_STAMP"
 fi
 
 # ---------------------------------------------------------------- Debian packages

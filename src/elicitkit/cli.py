@@ -1,12 +1,14 @@
 """The ``elicitkit`` command: call any MCP server's tools and answer its questions, serve, demo.
 
     elicitkit call SERVER [TOOL] [--arg k=v ...] [--ui terminal|browser|ci] [--defaults FILE] [--task [--detach]]
+    elicitkit auth login|status|logout SERVER_URL
     elicitkit tasks get|answer|cancel SERVER TASK_ID
     elicitkit serve MODULE:SERVER [--transport stdio|http] [--port N] [--redis URL]
     elicitkit demo [--ui terminal|browser|ci]
 
 SERVER is a command line (run as a child over stdio) or an ``http(s)://`` URL (Streamable
-HTTP). Without TOOL, ``call`` lists the server's tools.
+HTTP). Without TOOL, ``call`` lists the server's tools. An HTTP server that answers 401 gets an
+OAuth sign-in in the browser (``--no-browser``: the address is printed), kept for the next call.
 """
 
 from __future__ import annotations
@@ -24,12 +26,14 @@ from typing import Any, cast
 import anyio
 import click
 
+from elicitkit.cli_auth import NO_BROWSER_HELP, auth, http_auth
 from elicitkit.client.client import Client, ClientMode
 from elicitkit.client.connect import ServerUnreachable
 from elicitkit.client.handlers.ci import CIHandler
 from elicitkit.client.handlers.policy import AuditLog, Policy, RateLimit
 from elicitkit.client.results import CallToolResult, ImageContent, TextContent, Tool
 from elicitkit.client.tasks import TaskHandle
+from elicitkit.errors import AuthError
 from elicitkit.protocol.errors import MCPError
 
 UI_CHOICES = ("auto", "terminal", "browser", "ci")
@@ -159,6 +163,12 @@ def _arguments(pairs: tuple[str, ...], args_json: str | None, tool: Tool | None)
     return arguments
 
 
+def _auth_option(server: str, no_browser: bool) -> dict[str, Any]:
+    """``auth=`` for an http(s) SERVER (OAuth, idle until a 401); nothing for a command line."""
+    auth_ = http_auth(server, no_browser)
+    return {} if auth_ is None else {"auth": auth_}
+
+
 async def _all_tools(client: Client) -> list[Tool]:
     tools: list[Tool] = []
     cursor: str | None = None
@@ -196,6 +206,7 @@ async def _call(
     timeout: float,
     task: bool = False,
     detach: bool = False,
+    no_browser: bool = False,
 ) -> int:
     async with Client(
         _target(server),
@@ -203,6 +214,7 @@ async def _call(
         elicitation_callback=handler,
         auto_url_elicitation=True,
         timeout=timeout,
+        **_auth_option(server, no_browser),
     ) as client:
         tools = await _all_tools(client)
         if tool_name is None:
@@ -262,6 +274,7 @@ def main() -> None:
 @click.option("--plain", is_flag=True, help="Terminal form in plain lines: no boxes, colours or line editing.")
 @click.option("--task", is_flag=True, help="Run as a task (2026-07-28 Tasks extension; implies --mode modern).")
 @click.option("--detach", is_flag=True, help="With --task: print the task id and return at once.")
+@click.option("--no-browser", is_flag=True, help=NO_BROWSER_HELP)
 def call(
     server: str,
     tool: str | None,
@@ -278,6 +291,7 @@ def call(
     plain: bool,
     task: bool,
     detach: bool,
+    no_browser: bool,
 ) -> None:
     """Call TOOL on SERVER (a command line or an http(s) URL) and answer its questions; no TOOL lists tools."""
     if audit:
@@ -295,7 +309,9 @@ def call(
         raise click.UsageError("--detach needs --task")
     if task:
         mode = "modern"
-    code = _run_reporting(server, _call, server, tool, pairs, args_json, handler, mode, as_json, timeout, task, detach)
+    code = _run_reporting(
+        server, _call, server, tool, pairs, args_json, handler, mode, as_json, timeout, task, detach, no_browser
+    )
     sys.exit(code)
 
 
@@ -308,6 +324,9 @@ def _run_reporting(server: str, fn: Any, *args: Any) -> int:
         code = 2
     except MCPError as exc:
         click.echo(f"error: {exc.message} ({exc.code})", err=True)
+        code = 2
+    except AuthError as exc:  # says what was wrong and what to do; never a token or a code
+        click.echo(f"error: {exc}", err=True)
         code = 2
     except OSError as exc:
         verb = "reach" if isinstance(_target(server), str) else "start"
@@ -327,7 +346,10 @@ def tasks() -> None:
 
 
 async def _task_command(server: str, action: str, task_id: str, handler: Any, as_json: bool, timeout: float) -> int:
-    async with Client(_target(server), mode="modern", elicitation_callback=handler, timeout=timeout) as client:
+    options = _auth_option(server, no_browser=False)
+    async with Client(
+        _target(server), mode="modern", elicitation_callback=handler, timeout=timeout, **options
+    ) as client:
         if action == "get":
             click.echo(json.dumps(await client.get_task(task_id), indent=2, ensure_ascii=False))
             return 0
@@ -464,6 +486,8 @@ def demo(ui: str) -> None:
 
     sys.exit(run(ui))
 
+
+main.add_command(auth)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -42,6 +42,18 @@ the wrong kind of thing), ``InvalidAnswer`` a ``ValueError``, ``ElicitationTimeo
     ├── MissingFleetKey               a fleet backplane without a shared key (also a ValueError)
     ├── InvalidToolHeaders            a tool's x-mcp-header declarations are unusable (also a ValueError)
     ├── InvalidTemplate               a resource URI template that does not parse (also a ValueError)
+    ├── AuthError                     reaching a protected server failed (OAuth); says what to do, never a secret
+    │   ├── MetadataError             resource or authorization-server metadata missing, not JSON, incomplete
+    │   ├── IssuerMismatch            an issuer other than the expected one (RFC 8414 metadata, RFC 9207 iss)
+    │   ├── ResourceMismatch          the metadata's resource is not the server being reached (RFC 9728)
+    │   ├── RegistrationError         no client identity for the authorization server (CIMD, DCR, pre-registered)
+    │   ├── AuthorizationDenied       the redirect carried an error (declined, or refused)
+    │   ├── StateMismatch             the redirect's state is not the one sent
+    │   ├── TokenEndpointError        the token endpoint refused, hung or answered garbage
+    │   │   └── RefreshRefused        a refresh was refused: authorize again
+    │   ├── InsufficientScope         403 insufficient_scope after the allowed re-authorizations
+    │   ├── AuthorizationTimeout      nobody finished signing in in the browser in time (also a TimeoutError)
+    │   └── TokenStoreError           the token store cannot be read or written
     └── TaskError                     the Tasks extension's store or state machine
         ├── TaskExists
         ├── TaskStoreUnavailable      the store cannot be reached (also an MCPError: -32603, try again)
@@ -53,6 +65,8 @@ that ends a 2026 round, so that ``except Exception`` in a tool cannot swallow a 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 
 class ElicitkitError(Exception):
     """The root of every error elicitkit raises.
@@ -63,6 +77,10 @@ class ElicitkitError(Exception):
     ...     print(exc)
     no such city
     """
+
+
+class AuthError(ElicitkitError):
+    """Reaching an OAuth-protected server failed; the message says what to do and never holds a secret."""
 
 
 class TaskError(ElicitkitError):
@@ -105,8 +123,53 @@ from elicitkit.server.tasks.store import TaskExists, TaskStoreUnavailable  # noq
 from elicitkit.server.tools import ToolError  # noqa: E402
 from elicitkit.server.uri_templates import InvalidTemplate  # noqa: E402
 
+if TYPE_CHECKING:
+    from elicitkit.auth.errors import (
+        AuthorizationDenied,
+        InsufficientScope,
+        IssuerMismatch,
+        MetadataError,
+        RefreshRefused,
+        RegistrationError,
+        ResourceMismatch,
+        StateMismatch,
+        TokenEndpointError,
+    )
+    from elicitkit.auth.loopback import AuthorizationTimeout
+    from elicitkit.auth.stores import TokenStoreError
+
+# The OAuth client's errors load on first use: elicitkit.auth brings a JOSE library and a web
+# server (the sign-in redirect) that a server or a client without auth never needs, and eager
+# imports would about double ``import elicitkit``. Typed all the same: mypy reads the imports above.
+_AUTH_HOMES = {
+    "MetadataError": "elicitkit.auth.errors",
+    "IssuerMismatch": "elicitkit.auth.errors",
+    "ResourceMismatch": "elicitkit.auth.errors",
+    "RegistrationError": "elicitkit.auth.errors",
+    "AuthorizationDenied": "elicitkit.auth.errors",
+    "StateMismatch": "elicitkit.auth.errors",
+    "TokenEndpointError": "elicitkit.auth.errors",
+    "RefreshRefused": "elicitkit.auth.errors",
+    "InsufficientScope": "elicitkit.auth.errors",
+    "AuthorizationTimeout": "elicitkit.auth.loopback",
+    "TokenStoreError": "elicitkit.auth.stores",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _AUTH_HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(home), name)
+
+
 __all__ = [
     "AnswerOnPage",
+    "AuthError",
+    "AuthorizationDenied",
+    "AuthorizationTimeout",
     "ConnectionClosed",
     "ElicitationError",
     "ElicitationFailed",
@@ -114,6 +177,7 @@ __all__ = [
     "ElicitationUnsupported",
     "ElicitkitError",
     "InputRequestViolation",
+    "InsufficientScope",
     "InvalidAnswer",
     "InvalidMessage",
     "InvalidRequest",
@@ -122,22 +186,30 @@ __all__ = [
     "InvalidTemplate",
     "InvalidToolHeaders",
     "InvalidTransition",
+    "IssuerMismatch",
     "KeyRingError",
     "LocalProtocolError",
     "MCPError",
+    "MetadataError",
     "MissingFleetKey",
     "ModernNotSupported",
     "MultiRoundTripError",
     "NotResolved",
     "QuestionRefused",
+    "RefreshRefused",
+    "RegistrationError",
     "RequestTimeout",
+    "ResourceMismatch",
     "SchemaError",
     "ServerUnreachable",
     "SessionExpired",
+    "StateMismatch",
     "TaskCancelled",
     "TaskError",
     "TaskExists",
     "TaskStoreUnavailable",
+    "TokenEndpointError",
+    "TokenStoreError",
     "TooManyInputRounds",
     "TooManyQuestions",
     "ToolError",

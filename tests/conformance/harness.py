@@ -53,6 +53,7 @@ __all__ = [
     "node_binary",
     "python_command",
     "run_client_scenario",
+    "run_client_suite",
     "run_conformance",
     "run_server_suite",
 ]
@@ -436,6 +437,32 @@ def run_client_scenario(
         args += ["--timeout", str(client_timeout_ms)]
     args += list(extra_args)
     label = f"conformance {version} client scenario {scenario!r}" + (f" at spec {spec_version}" if spec_version else "")
+    return _run_with_output(version, "client", args, label, timeout, output_dir, env)
+
+
+def run_client_suite(
+    version: str,
+    suite: str,
+    command: str | Sequence[str],
+    spec_version: str | None = None,
+    timeout: float = 600,
+    *,
+    output_dir: Path | None = None,
+    client_timeout_ms: int | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Result:
+    """Test a client on a whole suite at once: ``node ENTRY client --command CMD --suite SUITE ...``.
+
+    The suite runs its scenarios in parallel (one client process each), so a leg costs about
+    its slowest scenario; one ``ScenarioRun`` per scenario it ran.
+    """
+    cmd = command if isinstance(command, str) else shlex.join(command)
+    args = ["--command", cmd, "--suite", suite]
+    if spec_version is not None:
+        args += ["--spec-version", spec_version]
+    if client_timeout_ms is not None:
+        args += ["--timeout", str(client_timeout_ms)]
+    label = f"conformance {version} client suite {suite!r}" + (f" at spec {spec_version}" if spec_version else "")
     return _run_with_output(version, "client", args, label, timeout, output_dir, env)
 
 

@@ -40,10 +40,24 @@ def _imports(path: Path) -> set[str]:
 
 @pytest.mark.parametrize("layer", ["transports", "runtime", "protocol"])
 def test_lower_layers_import_neither_server_nor_client(layer: str) -> None:
-    """Transports move messages through runtime/; they must not reach into either side's insides."""
+    """Transports move messages through runtime/; they must not reach into either side's insides.
+
+    Nor into auth/: the HTTP transport authorizes through its own hook (transports/http/auth.py).
+    """
     offenders = {
         f"{path.relative_to(SRC)} imports {name}"
         for path in sorted((SRC / layer).rglob("*.py"))
+        for name in _imports(path)
+        if name.startswith(("elicitkit.server", "elicitkit.client", "elicitkit.auth"))
+    }
+    assert not offenders
+
+
+def test_auth_imports_neither_server_nor_client() -> None:
+    """The OAuth client is below Client: client/ may use it, never the other way round."""
+    offenders = {
+        f"{path.relative_to(SRC)} imports {name}"
+        for path in sorted((SRC / "auth").rglob("*.py"))
         for name in _imports(path)
         if name.startswith(("elicitkit.server", "elicitkit.client"))
     }

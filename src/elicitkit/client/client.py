@@ -56,6 +56,7 @@ from elicitkit.protocol.modern import RESULT_INPUT_REQUIRED, InvalidToolHeaders,
 from elicitkit.protocol.versions import LATEST_LEGACY, Era
 from elicitkit.runtime.peer import Peer, ProgressCallback
 from elicitkit.transports.base import ClientTransport
+from elicitkit.transports.http.auth import HTTPAuth
 
 logger = logging.getLogger("elicitkit.client")
 
@@ -106,6 +107,11 @@ class Client:
 
     A server or URL that cannot be reached raises
     :class:`~elicitkit.client.connect.ServerUnreachable` saying what to try.
+
+    ``auth`` authorizes requests to an ``http(s)://`` server, on every era: an
+    ``elicitkit.auth`` object (``OAuth()``, ``ClientCredentials(...)``, ``StaticToken(...)``,
+    ...) or your own :class:`~elicitkit.transports.http.auth.HTTPAuth`. A flow that fails
+    raises an :class:`~elicitkit.errors.AuthError` saying what was wrong (docs/auth.md).
     """
 
     def __init__(
@@ -130,12 +136,18 @@ class Client:
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         transport_options: dict[str, Any] | None = None,
         trace: Callable[[str, JSON], None] | None = None,
+        auth: HTTPAuth | None = None,
     ) -> None:
+        options = dict(transport_options or {})
+        if auth is not None:
+            if not (isinstance(target, str) and target.startswith(("http://", "https://"))):
+                raise TypeError("auth= applies to http(s):// servers only; stdio and in-memory servers take no auth")
+            options["auth"] = auth
         self.elicitation = ElicitationResponder(elicitation_callback, tuple(elicitation_modes))
         self.responder = Responder(self.elicitation, sampling_callback, roots)
         self.client_info = client_info or dict(DEFAULT_CLIENT_INFO)
         self.connection = Connection(
-            transport_for(target, **(transport_options or {})),
+            transport_for(target, **options),
             mode=mode,
             protocol_version=protocol_version,
             client_info=self.client_info,
@@ -149,6 +161,11 @@ class Client:
         )
         self.auto_url_elicitation = auto_url_elicitation
         self.url_elicitation_timeout = url_elicitation_timeout
+        # A person signing in (OAuth consent in the browser) must not have the request that
+        # needed the sign-in time out underneath them: auth objects that ask a person take this.
+        pause = getattr(auth, "pause_during_consent", None)
+        if callable(pause):
+            pause(self.timeouts_paused)
         self.logging_callback = logging_callback
         self.notification_callback = notification_callback
         self.timeout = timeout

@@ -406,7 +406,10 @@ class Server(LowLevelServer):
     # ------------------------------------------------------------------ serving requests
 
     def run_tool(self, tool: Tool, arguments: dict[str, Any], scope: RequestScope) -> Awaitable[JSON]:
-        """Validate, call and render one tool call (see :func:`elicitkit.server.calling.run_tool`)."""
+        """Validate, call and render one tool call (see :func:`elicitkit.server.calling.run_tool`).
+
+        A question it cannot have answered yet (2026, a task) propagates as the control signal:
+        ``scope.run(server.run_tool(...), server)`` turns it into the round's result."""
         return calling.run_tool(self, tool, arguments, scope)  # plain: no frame of ours while the tool waits
 
     def read_resource(self, uri: str, context: Context) -> Awaitable[JSON]:

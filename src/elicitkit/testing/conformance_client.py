@@ -6,6 +6,12 @@ scenario name in ``MCP_CONFORMANCE_SCENARIO`` (and, from 0.2.x on, the protocol 
 Each scenario is a short coroutine doing what a real client would. The era follows the
 protocol version: a handshake version (or none) means the legacy client, anything else the
 2026-07-28 client (no handshake, an envelope and ``Mcp-*`` headers on every request).
+
+The ``auth/*`` scenarios connect with an ``elicitkit.auth`` object (``OAuth`` with a
+:class:`~elicitkit.testing.redirects.RedirectFollower` standing in for the person,
+``ClientCredentials``, ``EnterpriseManaged``, ``WorkloadIdentity``), list the tools and call
+one; credentials the suite hands out come from ``MCP_CONFORMANCE_CONTEXT``. A scenario that
+expects a refusal ends with the ``AuthError`` logged and exit status 1.
 """
 
 from __future__ import annotations
@@ -20,10 +26,12 @@ from typing import Any
 import anyio
 
 from elicitkit import Client
+from elicitkit.auth import AuthError, AuthProvider, ClientCredentials, EnterpriseManaged, OAuth, WorkloadIdentity
 from elicitkit.client.rounds import InputRequiredResult
 from elicitkit.elicitation.requests import ElicitRequest, FormRequest
 from elicitkit.elicitation.results import ElicitationResult
 from elicitkit.protocol.versions import LEGACY_VERSIONS
+from elicitkit.testing.redirects import RedirectFollower
 
 Scenario = Callable[[str, dict[str, Any]], Awaitable[None]]
 SCENARIOS: dict[str, Scenario] = {}
@@ -46,13 +54,11 @@ def _client(url: str, **kwargs: Any) -> Client:
         era: dict[str, Any] = {"mode": "legacy"}
     else:
         era = {"mode": "modern", "protocol_version": version}
-    return Client(
-        url,
-        client_info={"name": "elicitkit-conformance-client", "version": "0.1.0"},
-        timeout=30,
-        **era,
-        **kwargs,
-    )
+    kwargs.setdefault("timeout", 30)
+    # The suites run their scenarios in parallel: on a busy 2-core machine a first answer can take
+    # longer than the default 10 s probe (this is about the machine, not the server).
+    kwargs.setdefault("discover_timeout", 60)
+    return Client(url, client_info={"name": "elicitkit-conformance-client", "version": "0.1.0"}, **era, **kwargs)
 
 
 async def _accept(request: ElicitRequest) -> ElicitationResult[Any]:
@@ -184,6 +190,101 @@ async def ref_no_deref(url: str, context: dict[str, Any]) -> None:
         log.info("tools: %s", [tool.name for tool in tools.tools])
 
 
+# The client ID metadata document URL the suite expects a client to offer (basic-cimd).
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
+
+AUTH_CODE_SCENARIOS = (
+    "auth/metadata-default",
+    "auth/metadata-var1",
+    "auth/metadata-var2",
+    "auth/metadata-var3",
+    "auth/basic-cimd",
+    "auth/scope-from-www-authenticate",
+    "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up",
+    "auth/scope-retry-limit",
+    "auth/token-endpoint-auth-basic",
+    "auth/token-endpoint-auth-post",
+    "auth/token-endpoint-auth-none",
+    "auth/2025-03-26-oauth-metadata-backcompat",
+    "auth/2025-03-26-oauth-endpoint-fallback",
+    "auth/resource-mismatch",
+    "auth/offline-access-scope",
+    "auth/offline-access-not-supported",
+    "auth/authorization-server-migration",
+    "auth/iss-supported",
+    "auth/iss-not-advertised",
+    "auth/iss-supported-missing",
+    "auth/iss-wrong-issuer",
+    "auth/iss-unexpected",
+    "auth/iss-normalized",
+    "auth/metadata-issuer-mismatch",
+)
+
+
+async def _use_protected(url: str, auth: AuthProvider) -> None:
+    """What a user of a protected server does: connect, list the tools, call one."""
+    # The first request carries the whole flow (discovery, registration, consent, token): on a
+    # loaded machine running a suite's scenarios in parallel that can take longer than a request.
+    async with _client(url, auth=auth, timeout=100) as client:
+        tools = await client.list_tools()
+        log.info("tools: %s", [tool.name for tool in tools.tools])
+        result = await client.call_tool("test-tool", {})
+        log.info("test-tool -> %s", result.text)
+
+
+def _oauth(**options: Any) -> OAuth:
+    return OAuth(client_name="elicitkit-conformance-client", authorizer=RedirectFollower(), **options)
+
+
+@scenario(*AUTH_CODE_SCENARIOS)
+async def auth_code(url: str, context: dict[str, Any]) -> None:
+    await _use_protected(url, _oauth(client_metadata_url=CIMD_URL))
+
+
+@scenario("auth/pre-registration")
+async def pre_registration(url: str, context: dict[str, Any]) -> None:
+    await _use_protected(url, _oauth(client_id=context["client_id"], client_secret=context["client_secret"]))
+
+
+@scenario("auth/dpop", "auth/dpop-nonce")
+async def dpop(url: str, context: dict[str, Any]) -> None:
+    await _use_protected(url, _oauth(client_metadata_url=CIMD_URL, dpop=True))
+
+
+@scenario("auth/client-credentials-jwt")
+async def client_credentials_jwt(url: str, context: dict[str, Any]) -> None:
+    auth = ClientCredentials(
+        client_id=context["client_id"],
+        private_key=context["private_key_pem"],
+        signing_alg=context.get("signing_algorithm"),
+    )
+    await _use_protected(url, auth)
+
+
+@scenario("auth/client-credentials-basic")
+async def client_credentials_basic(url: str, context: dict[str, Any]) -> None:
+    await _use_protected(url, ClientCredentials(client_id=context["client_id"], client_secret=context["client_secret"]))
+
+
+@scenario("auth/enterprise-managed-authorization", "auth/cross-app-access-complete-flow")
+async def enterprise_managed(url: str, context: dict[str, Any]) -> None:
+    auth = EnterpriseManaged(
+        id_token=context["idp_id_token"],
+        idp_token_endpoint=context["idp_token_endpoint"],
+        idp_client_id=context["idp_client_id"],
+        client_id=context["client_id"],
+        client_secret=context["client_secret"],
+    )
+    await _use_protected(url, auth)
+
+
+@scenario("auth/wif-jwt-bearer")
+async def workload_identity(url: str, context: dict[str, Any]) -> None:
+    await _use_protected(url, WorkloadIdentity(assertion=context["valid_jwt"], client_id=context["client_id"]))
+
+
 async def main(argv: list[str]) -> int:
     if len(argv) < 2:
         print("usage: python -m elicitkit.testing.conformance_client <server-url>", file=sys.stderr)
@@ -195,7 +296,11 @@ async def main(argv: list[str]) -> int:
     if fn is None:
         print(f"unknown scenario {name!r}; known: {', '.join(sorted(SCENARIOS))}", file=sys.stderr)
         return 2
-    await fn(url, context)
+    try:
+        await fn(url, context)
+    except AuthError as exc:  # the scenarios that test refusals end here, with the reason
+        log.error("refused: %s: %s", type(exc).__name__, exc)
+        return 1
     return 0
 
 

@@ -13,7 +13,7 @@ resumption; the client hands each message its own headers instead (``send(..., h
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -27,6 +27,7 @@ from elicitkit.protocol.framing import SSEParser
 from elicitkit.protocol.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, JSON, ErrorResponse, RequestId, encode
 from elicitkit.runtime.contract import Send
 from elicitkit.transports.base import Feed, OnClose
+from elicitkit.transports.http.auth import CHALLENGE_STATUSES, MAX_AUTH_RETRIES, HTTPAuth
 
 logger = logging.getLogger("elicitkit.http.client")
 
@@ -58,8 +59,10 @@ class StreamableHTTPTransport:
         standalone_stream: bool = True,
         terminate_on_close: bool = True,
         max_connections: int = 0,
+        auth: HTTPAuth | None = None,
     ) -> None:
         self.url = url
+        self.auth = auth  # adds Authorization/DPoP headers, answers 401/403 (transports/http/auth.py)
         self.extra_headers = dict(headers or {})
         self.connect_timeout = connect_timeout
         self.max_message_bytes = max_message_bytes
@@ -147,7 +150,8 @@ class StreamableHTTPTransport:
             return
         try:
             with anyio.move_on_after(2):
-                async with self._http.delete(self.url, headers=self._headers()) as resp:
+                headers, _ = await self._authorized("DELETE", self._headers())
+                async with self._http.delete(self.url, headers=headers) as resp:
                     await resp.read()
         except aiohttp.ClientError:
             pass
@@ -164,11 +168,23 @@ class StreamableHTTPTransport:
             await self._send_answer(message, merged)
             return
         sent_session = merged.get("Mcp-Session-Id")
-        try:
-            resp = await self._http.post(self.url, data=encode(message), headers=merged)
-        except aiohttp.ClientError as exc:
-            await self._lost(request_id, self._unreachable(exc))
-            return
+        data = encode(message)
+        for attempt in range(MAX_AUTH_RETRIES + 1):
+            headers, sent = await self._authorized("POST", merged)
+            try:
+                resp = (
+                    await self._post_again(data, headers)
+                    if attempt
+                    else await self._http.post(self.url, data=data, headers=headers)
+                )
+            except aiohttp.ClientError as exc:
+                await self._lost(request_id, self._unreachable(exc))
+                return
+            if attempt == MAX_AUTH_RETRIES or not await self._challenged(resp, sent):
+                break
+            # The flow may have taken long (a person signing in): this connection may be idle past
+            # the server's keep-alive by the time of the retry, so it is not reused.
+            resp.close()
         if self.sessions and self.session_id is None and "mcp-session-id" in resp.headers:
             self.session_id = resp.headers["mcp-session-id"]
         ctype = resp.headers.get("content-type", "")
@@ -186,13 +202,60 @@ class StreamableHTTPTransport:
             except orjson.JSONDecodeError:
                 pass
             else:
+                if resp.status in CHALLENGE_STATUSES and not (isinstance(answer, dict) and "jsonrpc" in answer):
+                    await self._lost(request_id, self._refused(resp.status))
+                    return
                 if isinstance(answer, dict) and "error" in answer and answer.get("id") is None:
                     # An error about this POST that could not name its request (the server failed
                     # before reading the id): it is this request's answer, not a stray.
                     answer = {**answer, "id": request_id}
                 await self._deliver(answer)
                 return
+        if resp.status in CHALLENGE_STATUSES:
+            await self._lost(request_id, self._refused(resp.status))
+            return
         await self._lost(request_id, f"HTTP {resp.status} without a JSON-RPC answer: {body[:200]!r}")
+
+    async def _post_again(self, data: bytes, headers: dict[str, str]) -> aiohttp.ClientResponse:
+        """The POST after an auth challenge; once more on a fresh connection if a kept-alive one was dead.
+
+        An auth flow can outlast a server's keep-alive timeout, and a connection the server closed
+        meanwhile fails at once (reset, disconnected) without the request having been read.
+        """
+        assert self._http is not None
+        try:
+            return await self._http.post(self.url, data=data, headers=headers)
+        except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError):
+            logger.info("a kept-alive connection was closed during the auth flow; sending again")
+            return await self._http.post(self.url, data=data, headers=headers)
+
+    async def _authorized(self, method: str, headers: dict[str, str]) -> tuple[dict[str, str], Mapping[str, str]]:
+        """``headers`` plus the auth hook's for this request, and the hook's alone (shown back on a challenge)."""
+        if self.auth is None:
+            return headers, {}
+        extra = await self.auth.headers(method, self.url)
+        return {**headers, **extra}, extra
+
+    async def _challenged(self, resp: aiohttp.ClientResponse, sent: Mapping[str, str]) -> bool:
+        """A 401/403 the auth hook can answer (new token, nonce, scopes): read it, True to send again."""
+        if self.auth is None or resp.status not in CHALLENGE_STATUSES:
+            return False
+        await resp.read()  # kept: the caller reads the body again if there is no retry
+        try:
+            return await self.auth.on_challenge(resp.status, resp.headers, self.url, sent)
+        except BaseException:
+            resp.release()
+            raise
+
+    def _refused(self, status: int) -> str:
+        """A final 401/403, for people: what it means and what to pass (never the server's body)."""
+        if self.auth is None:
+            return (
+                f"the server at {self.url} requires authorization (HTTP {status}); "
+                "connect with auth=elicitkit.auth.OAuth() or another auth object (docs/auth.md)"
+            )
+        why = "the credentials are not accepted" if status == 401 else "the credentials lack a permission it needs"
+        return f"the server at {self.url} refused our authorization (HTTP {status}): {why}"
 
     def _unreachable(self, exc: aiohttp.ClientError) -> str:
         """A connection failure, for people: what failed and what to check (no aiohttp internals)."""
@@ -225,7 +288,8 @@ class StreamableHTTPTransport:
         async with self._answers:
             for attempt in range(1, ANSWER_ATTEMPTS + 1):
                 try:
-                    async with self._http.post(self.url, data=data, headers=headers) as resp:
+                    authorized, _ = await self._authorized("POST", headers)
+                    async with self._http.post(self.url, data=data, headers=authorized) as resp:
                         if self.sessions and self.session_id is None and "mcp-session-id" in resp.headers:
                             self.session_id = resp.headers["mcp-session-id"]
                         body = await resp.read()
@@ -307,6 +371,7 @@ class StreamableHTTPTransport:
         del headers["Content-Type"]
         if last_event_id is not None:
             headers["Last-Event-ID"] = last_event_id
+        headers, _ = await self._authorized("GET", headers)
         try:
             resp = await self._http.get(self.url, headers=headers)
         except aiohttp.ClientError as exc:

@@ -32,10 +32,14 @@ class _Uvicorn(uvicorn.Server):
 
 
 class LoopbackServer:
-    """Serves ``app`` on ``127.0.0.1`` at a port the system picks; :meth:`start` and :meth:`stop` may repeat."""
+    """Serves ``app`` on ``127.0.0.1`` at a port the system picks; :meth:`start` and :meth:`stop` may repeat.
 
-    def __init__(self, app: ASGIApp) -> None:
+    ``port``: a fixed port instead (an OAuth client registered with one exact redirect URI).
+    """
+
+    def __init__(self, app: ASGIApp, port: int = 0) -> None:
         self.app = app
+        self.port = port
         self._server: _Uvicorn | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -47,7 +51,7 @@ class LoopbackServer:
         """Start listening; returns ``127.0.0.1:<port>`` (what the ``Host`` header of a request to it says)."""
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         try:
-            sock.bind((LOOPBACK, 0))  # port 0: the system picks a free one
+            sock.bind((LOOPBACK, self.port))  # port 0: the system picks a free one
             sock.listen(64)
         except OSError:
             sock.close()
