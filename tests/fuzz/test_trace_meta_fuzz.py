@@ -86,12 +86,18 @@ def test_any_meta_is_served_and_parents_only_a_valid_traceparent(meta: Any, meth
         assert format(span.parent.span_id, "016x") == match.group(2)
 
 
-@given(body=json_values | st.fixed_dictionaries({"method": json_values, "params": json_values}))
+@given(
+    body=json_values
+    | st.fixed_dictionaries({"method": json_values, "params": json_values})
+    | st.fixed_dictionaries(
+        {"method": st.text(max_size=20), "params": st.dictionaries(st.text(max_size=8), json_values)}
+    )
+)
 @fuzz_settings(200)
 def test_any_relayed_message_is_relayed(body: Any) -> None:
     span, relayed = TEL.relay_start("message", body)
     TEL.relay_end(span, 202)
-    if isinstance(body, dict) and isinstance(body.get("params"), dict):
+    if isinstance(body, dict) and isinstance(body.get("method"), str) and isinstance(body.get("params"), dict):
         assert "traceparent" in relayed["params"]["_meta"]
         assert {k: v for k, v in relayed.items() if k != "params"} == {k: v for k, v in body.items() if k != "params"}
     else:

@@ -281,33 +281,34 @@ class OTel:
 
     # -- a fleet: a hop of its own between the instance that took the POST and the owner
 
-    def relay_start(self, kind: str, body: JSON) -> tuple[trace.Span, JSON]:
+    def relay_start(self, kind: str, body: JSON) -> tuple[trace.Span | None, JSON]:
         """The span of a message relayed to the session's owner, and the message to relay: a
-        request's ``params._meta`` now names this span as the parent (it travels inside the
-        JSON-RPC message, so it survives whatever wraps the message on the backplane)."""
+        request's or notification's ``params._meta`` now names this span as the parent (it
+        travels inside the JSON-RPC message, so it survives whatever wraps the message on the
+        backplane). A response carries no context: it is counted, with no span of its own."""
+        self.fleet_relays.add(1, {"elicitkit.relay.kind": kind})
         method = body.get("method") if isinstance(body, dict) else None
-        params = body.get("params") if isinstance(body, dict) else None
-        name, attrs = _target(
-            method if isinstance(method, str) else "response", params if isinstance(params, dict) else None
-        )
-        parent = _parent(params.get("_meta")) if isinstance(params, dict) else None
+        if not isinstance(method, str):
+            return None, body
+        params = body.get("params")
+        params = params if isinstance(params, dict) else None
+        name, attrs = _target(method, params)
         span = self.tracer.start_span(
             f"relay {name}",
-            context=parent,
+            context=_parent(params.get("_meta")) if params is not None else None,
             kind=trace.SpanKind.PRODUCER,
             attributes={**attrs, "elicitkit.relay.kind": kind},
         )
-        self.fleet_relays.add(1, {"elicitkit.relay.kind": kind})
-        if isinstance(params, dict):
+        if params is not None:
             carrier: dict[str, str] = {}
             propagate.inject(carrier, context=trace.set_span_in_context(span))
             meta = params.get("_meta")
             body = {**body, "params": {**params, "_meta": {**meta, **carrier} if isinstance(meta, dict) else carrier}}
         return span, body
 
-    def relay_end(self, span: trace.Span, status: int | None = None) -> None:
-        attrs = {names.ERROR_TYPE: str(status)} if status is not None and status >= 400 else {}
-        self._end(span, attrs, None)
+    def relay_end(self, span: trace.Span | None, status: int | None = None) -> None:
+        if span is not None:
+            self._end(span, {names.ERROR_TYPE: str(status)} if status is not None and status >= 400 else {}, None)
 
     # -- helpers
 
