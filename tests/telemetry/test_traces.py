@@ -92,6 +92,7 @@ async def test_a_2025_form_question_over_http(otel: Captured) -> None:
     assert server_span.attributes[names.NETWORK_PROTOCOL_NAME] == "http"
     assert client_span.attributes is not None
     assert client_span.attributes[names.JSONRPC_REQUEST_ID] == server_span.attributes[names.JSONRPC_REQUEST_ID]
+    assert client_span.attributes[names.MCP_PROTOCOL_VERSION] == "2025-11-25"
 
     # the server's questions: CLIENT spans under the server span, the client's SERVER spans under them
     asks = [s for s in otel.named("elicitation/create") if s.kind is SpanKind.CLIENT]
@@ -99,6 +100,11 @@ async def test_a_2025_form_question_over_http(otel: Captured) -> None:
     assert len(asks) == 2 and len(takes) == 2
     for ask in asks:
         assert child_of(ask, server_span)
+        assert (
+            ask.attributes is not None
+            and ask.attributes[names.MCP_SESSION_ID] == server_span.attributes[names.MCP_SESSION_ID]
+        )
+        assert ask.attributes[names.MCP_PROTOCOL_VERSION] == "2025-11-25"
         assert any(child_of(take, ask) for take in takes)
 
     asked = otel.events(server_span, names.EVENT_ASKED)

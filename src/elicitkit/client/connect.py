@@ -246,6 +246,7 @@ class Connection:
         assert self.handshake.negotiated_version is not None
         self.era = Era.LEGACY
         self.transport.set_protocol_version(self.handshake.negotiated_version)
+        self.peer.span_attributes = {"mcp.protocol.version": self.handshake.negotiated_version}
         await self.peer.notify(INITIALIZED)
         await self.transport.start_listening()
 

@@ -157,6 +157,8 @@ class Peer:
         self._pause_total = 0.0
         self._deadlines_on_hold: list[_Waiter] = []  # deadlines that passed while paused
         self._role = "server" if role is Role.SERVER else "client"
+        # What every request this side sends is known by (telemetry: protocol version, session id).
+        self.span_attributes: dict[str, Any] | None = None
         self._opened_at = 0.0
 
     async def __aenter__(self) -> Peer:
@@ -332,7 +334,7 @@ class Peer:
             raise ConnectionClosed()
         tel = telemetry.current  # off: this one read (and the local checks below) is all it costs
         if tel is not None:  # a CLIENT span; its context goes out in params._meta
-            span, params, started = tel.client_start(method, params)
+            span, params, started = tel.client_start(method, params, self.span_attributes)
         try:
             loop = self._loop if self._loop is not None else asyncio.get_running_loop()
             request = self.conn.start_request(method, params, progress=on_progress is not None)

@@ -141,6 +141,11 @@ class ServerSession:
             self.client = Envelope(
                 handshake.protocol_version or "", handshake.client_capabilities, handshake.client_info
             )
+            if telemetry.current is not None:  # what this session's own requests (questions) are known by
+                known = {"mcp.protocol.version": handshake.protocol_version}
+                if self.streams is not None and self.streams.session_id:
+                    known["mcp.session.id"] = self.streams.session_id
+                self.peer.span_attributes = known
             return _ready(result)
         if method == PING:
             return _ready({})

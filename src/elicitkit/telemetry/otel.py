@@ -168,9 +168,14 @@ class OTel:
 
     # -- requests out: a CLIENT span, context into params._meta
 
-    def client_start(self, method: str, params: dict[str, Any] | None) -> tuple[trace.Span, dict[str, Any], float]:
-        """Start the span of a request about to be sent; the params to send (with ``_meta``)."""
+    def client_start(
+        self, method: str, params: dict[str, Any] | None, known: dict[str, Any] | None = None
+    ) -> tuple[trace.Span, dict[str, Any], float]:
+        """Start the span of a request about to be sent; the params to send (with ``_meta``).
+        ``known``: what the sending side knows of its session (protocol version, session id)."""
         name, attrs = _target(method, params)
+        if known:
+            attrs = {**known, **attrs}
         span = self.tracer.start_span(name, kind=trace.SpanKind.CLIENT, attributes=attrs)
         carrier: dict[str, str] = {}
         propagate.inject(carrier, context=trace.set_span_in_context(span))
