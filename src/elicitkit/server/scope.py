@@ -534,9 +534,8 @@ class _StatelessScope(RequestScope):
             body.close()  # never started: say so, rather than leave it to warn "never awaited"
             raise
         self.round = round_
-        return _settle(
-            body, round_, self.request.method
-        )  # plain, opening the round here: one frame around the body, not two
+        # plain, opening the round here: one frame around the body, not two
+        return _settle(body, round_, self.request.method)
 
     def serve_2026_only(self, method: str) -> None:
         return None
