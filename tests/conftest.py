@@ -25,6 +25,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="run the hypothesis fuzzers in tests/fuzz with 50x their default number of examples",
     )
+    parser.addoption(
+        "--slow",
+        action="store_true",
+        default=False,
+        help="also run the tests marked slow (the fleet's 20x loop, 10,000-task sweeps and streams)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``slow`` run only with ``--slow`` (scripts/test.sh does not pass it)."""
+    if config.getoption("--slow"):
+        return
+    skip = pytest.mark.skip(reason="slow: run with --slow")
+    for item in items:
+        if item.get_closest_marker("slow") is not None:
+            item.add_marker(skip)
 
 
 IN_LOOP_SHARE = 0.9  # of a test's timeout, after which its event loop cancels it itself

@@ -38,6 +38,7 @@ the wrong kind of thing), ``InvalidAnswer`` a ``ValueError``, ``ElicitationTimeo
     │   ├── TooManyInputRounds
     │   ├── InputRequestViolation
     │   └── InvalidResultType
+    ├── CannotListen                  an HTTP server could not take its host and port (also an OSError)
     ├── KeyRingError                  state keys that cannot be loaded (also a ValueError)
     ├── MissingFleetKey               a fleet backplane without a shared key (also a ValueError)
     ├── InvalidToolHeaders            a tool's x-mcp-header declarations are unusable (also a ValueError)
@@ -122,6 +123,7 @@ from elicitkit.server.scope import TooManyQuestions  # noqa: E402
 from elicitkit.server.tasks.store import TaskExists, TaskStoreUnavailable  # noqa: E402
 from elicitkit.server.tools import ToolError  # noqa: E402
 from elicitkit.server.uri_templates import InvalidTemplate  # noqa: E402
+from elicitkit.transports.http.serve import CannotListen  # noqa: E402
 
 if TYPE_CHECKING:
     from elicitkit.auth.errors import (
@@ -170,6 +172,7 @@ __all__ = [
     "AuthError",
     "AuthorizationDenied",
     "AuthorizationTimeout",
+    "CannotListen",
     "ConnectionClosed",
     "ElicitationError",
     "ElicitationFailed",

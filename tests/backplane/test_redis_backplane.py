@@ -28,6 +28,7 @@ class Inbox:
     def __init__(self) -> None:
         self.received: list[JSON] = []
         self.lost = 0
+        self.regained = 0
 
     async def receive(self, message: JSON) -> None:
         self.received.append(message)
@@ -37,6 +38,9 @@ class Inbox:
 
     def lost_contact(self) -> None:
         self.lost += 1
+
+    def regained_contact(self) -> None:
+        self.regained += 1
 
     def owners_gone(self, owners: Iterable[str]) -> None:
         pass
@@ -183,3 +187,30 @@ async def _gather(*awaitables: Any) -> list[Any]:
         for index, awaitable in enumerate(awaitables):
             tg.start_soon(one, index, awaitable)
     return results
+
+
+async def test_after_a_restart_pooled_connections_are_retried_and_the_inbox_is_told(prefix: str) -> None:
+    """Issue 28, point 2: every pooled connection from before a Redis restart failed once on first
+    reuse and nothing retried it. With the fleet's client (``from_url``), the first writes after
+    the restart succeed, and the inbox hears once that Redis is back (calls of the outage end)."""
+    from kit.fleet import redis_server
+
+    with redis_server() as server:
+        backplane = RedisBackplane.from_url(server.url, key=KEY, instance_id="x", prefix=prefix, heartbeat=0.2)
+        inbox = Inbox()
+        backplane.attach(inbox)
+        await backplane.start()
+        try:
+            for n in range(8):  # several pooled connections, each used once
+                await _gather(*(backplane.claim(f"s{n}.{i}") for i in range(4)))
+            server.stop()
+            await _until(lambda: inbox.lost > 0)
+            server.start()
+            await _until(lambda: inbox.regained == 1)
+            results = await _gather(*(backplane.claim(f"after{i}") for i in range(16)))
+            assert results == [None] * 16  # no "Connection closed by server"
+            assert await backplane.owner("after3") == "x"
+            assert await backplane.send("x", {"k": "n"})  # its inbox is subscribed again
+            await _until(lambda: any(m.get("k") == "n" for m in inbox.received))
+        finally:
+            await backplane.stop()

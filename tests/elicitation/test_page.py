@@ -202,3 +202,102 @@ def test_a_32042_reason_is_escaped_and_comes_before_the_buttons() -> None:
     assert page.index('id="reason"') < page.index('id="consent"')
     same = url_page(message="m", origin=None, url="https://pay.example.com/x", action="/q/t", csrf="c", reason="m")
     assert 'id="reason"' not in same  # the same words twice say nothing more
+
+
+# -- issue 25: what the pages tell a person
+
+
+def _form(schema: dict[str, Any], message: str = "Question?") -> str:
+    fields = form_fields(schema)
+    raw = {f.name: initial_raw(f) for f in fields}
+    return form_page(
+        message=message, origin=Origin(name="s"), fields=fields, raw=raw, errors={}, action="/q/t", csrf="c"
+    )
+
+
+def test_labels_are_the_authors_words_not_python_names() -> None:
+    from pydantic import BaseModel, Field
+
+    from elicitkit.elicitation.schema import form_for
+
+    class ServerSpec(BaseModel):
+        cpu_cores: int = Field(description="CPU cores")
+        api_key: str
+
+    schema = form_for(ServerSpec).schema
+    by_name = {f.name: f for f in form_fields(schema)}
+    assert by_name["cpu_cores"].label == "CPU cores" and by_name["cpu_cores"].help is None
+    assert by_name["api_key"].label == "API key"
+    page = _form({**schema, "title": "ServerSpec"})
+    assert ">Cpu cores<" not in page and page.count("CPU cores") == 1  # a label, not also its description
+    assert "ServerSpec" not in page  # a class name is no heading for a person
+    assert form_fields(form_for(int).schema)[0].label == "Your answer"
+    titled = {"type": "object", "properties": {"n": {"type": "string", "title": "Nickname", "description": "Short"}}}
+    assert form_fields(titled)[0].label == "Nickname" and form_fields(titled)[0].help == "Short"
+
+
+def test_a_destructive_yes_no_has_one_main_button_the_safe_one() -> None:
+    def classes(page: str) -> dict[str, str]:
+        return dict(
+            (m.group(2), m.group(1) or "")
+            for m in re.finditer(r'<button type="submit"(?: class="(\w+)")? name="action" value="(yes|no)"', page)
+        )
+
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean", "title": "Delete the old backups?"}}}
+    assert classes(_form(schema, "Clean up?")) == {"yes": "danger", "no": "primary"}
+    plain = {"type": "object", "properties": {"ok": {"type": "boolean", "title": "Shall we play?"}}}
+    assert classes(_form(plain, "A game")) == {"yes": "primary", "no": ""}
+
+
+def test_a_date_described_as_yyyy_mm_dd_is_typed_not_picked() -> None:
+    typed = {"type": "object", "properties": {"d": {"type": "string", "format": "date", "description": "YYYY-MM-DD"}}}
+    picked = {"type": "object", "properties": {"d": {"type": "string", "format": "date", "title": "Day"}}}
+    assert 'type="date"' not in _form(typed) and 'type="text"' in _form(typed)
+    assert "A date (YYYY-MM-DD)" in _form(typed)
+    assert 'type="date"' in _form(picked)
+
+
+def test_a_secret_can_be_revealed_on_the_review_page_when_asked() -> None:
+    schema = {"type": "object", "properties": {"password": {"type": "string"}}}
+    fields = form_fields(schema)
+    common: dict[str, Any] = dict(message="m", origin=None, fields=fields, content={"password": "hunter2"},
+                                  action="/q/t", csrf="c", review_id="r")  # fmt: skip
+    hidden = review_page(**common)
+    shown = review_page(**common, revealed=True)
+    assert "hunter2" not in hidden and 'value="reveal"' in hidden
+    assert "hunter2" in shown and 'value="hide"' in shown
+
+
+def test_the_page_says_who_serves_it() -> None:
+    client = done_page(Origin(name="s"), "sent")
+    server = done_page(Origin(name="s"), "sent", served_by="https://mcp.example.com")
+    assert "your MCP client on this computer" in client
+    assert "the MCP server at <bdi>https://mcp.example.com</bdi>" in server and "this computer" not in server
+
+
+def test_the_waiting_page_links_the_site_when_no_browser_opened_it() -> None:
+    url = "https://pay.example.com/deposit"
+    opened = waiting_page(Origin(name="s"), url, "waiting")
+    not_opened = waiting_page(Origin(name="s"), url, "waiting", opened=False)
+    assert "It opened in a new tab or window" in opened
+    assert "It opened" not in not_opened and f'href="{url}"' in not_opened and "No browser could open it" in not_opened
+
+
+def test_done_pages_say_answered_already_and_go_back_to_the_chat() -> None:
+    again = done_page(Origin(name="s"), "sent", already=True)
+    later = done_page(Origin(name="s"), "sent", elsewhere=True)
+    assert 'id="already"' in again and "answered already" in again
+    assert 'id="go-back"' in later and "go back to your chat" in later
+    assert 'id="go-back"' not in done_page(Origin(name="s"), "declined", elsewhere=True)
+
+
+def test_a_look_alike_written_in_unicode_is_named_in_ascii() -> None:
+    from elicitkit.elicitation.page import confirmed_domain
+
+    facts = assess_url("https://www.\u0440aypal.com/")
+    assert facts.ascii_host == "www.xn--aypal-uye.com"
+    assert confirmed_domain("www.xn--aypal-uye.com", facts) and confirmed_domain("WWW.XN--AYPAL-UYE.COM.", facts)
+    assert not confirmed_domain("www.paypal.com", facts) and not confirmed_domain("", facts)
+    page = url_page(message="Pay", origin=None, url="https://www.\u0440aypal.com/", action="/q/t", csrf="c")
+    assert "its real name, in plain letters, is <strong><bdi>www.xn--aypal-uye.com</bdi>" in page
+    assert "CYRILLIC SMALL LETTER ER" in page

@@ -929,3 +929,14 @@ def test_defect_04_form_for_takes_a_dict_schema() -> None:
 def test_defect_04_other_unhashable_schemas_name_the_right_api(schema: Any) -> None:
     with pytest.raises(SchemaError, match="pydantic model, a scalar type or a dict"):
         form_for(schema)
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])
+def test_legacy_enum_names_may_repeat_a_title(version: str) -> None:
+    """The spec asks enumNames for one label per value, not distinct labels; oneOf options with a
+    repeated title are accepted too, so the strict gate takes both (issue 28, point 10)."""
+    repeated = schema_of(a={"type": "string", "enum": ["z1", "z2"], "enumNames": ["Z", "Z"]})
+    check_schema(repeated, version, strict=True)
+    check_schema(repeated, version, strict=False)
+    with pytest.raises(SchemaError, match="duplicate values"):  # the values themselves must still differ
+        check_schema(schema_of(a={"type": "string", "enum": ["z", "z"], "enumNames": ["A", "B"]}), version)

@@ -108,7 +108,9 @@ async def test_review_then_send_and_a_stale_review_is_not_sent(app: FormApp) -> 
     assert (
         after.status_code == 200 and 'data-outcome="sent"' in after.text and "<title>Answer sent</title>" in after.text
     )
-    assert (await post(app, q, action="decline")).status_code == 404  # a closed question takes no more answers
+    late = await post(app, q, action="decline")  # a closed question takes no more answers: it says so
+    assert late.status_code == 303 and q.result is not None and q.result.action.value == "accept"
+    assert 'id="already"' in (await get(app, q.path)).text
 
 
 async def test_decline_cancel_and_the_first_result_wins(app: FormApp) -> None:

@@ -169,3 +169,31 @@ async def test_http_dead_clients_leave_nothing_behind(short_idle_url: str) -> No
         assert seen == {f"gone-{i}": ["timeout"] for i in range(CHEAP_DEATHS)}
         after = await settle(lambda: live.tool("d1", "diag"), baseline, timeout=10)  # idle expiry is 2.5 s
         assert_back_to(after, baseline, f"{CHEAP_DEATHS} dead clients")
+
+
+async def _drop_then_delete(http: httpx.AsyncClient, url: str, tag: str) -> None:
+    """A call dropped mid-question (its question waits 60 s), then the session DELETEd."""
+    session = await HttpSession(http, url).open()
+    async with streamed_call(session, f"call-{tag}", "ask", tag=tag, timeout=60.0) as events:
+        message = await events.next_message()
+        assert message["method"] == "elicitation/create"
+    assert (await session.delete()).status_code == 200
+
+
+async def test_http_delete_ends_the_sessions_work_at_once(url: str) -> None:
+    """50 calls dropped mid-question, their sessions DELETEd: within a second the server runs no
+    task for any of them (issue 28, point 9: a retention task per dropped call waited for
+    ``retention_seconds``, 300 s, after the session was gone)."""
+    async with fresh_http() as http:
+        live = await HttpSession(http, url).open()
+        await live.tool("o0", "outcomes")
+        baseline = await settle(lambda: live.tool("d0", "diag"), Figures.of(await live.tool("d0", "diag")))
+        async with anyio.create_task_group() as tg:
+            for i in range(CHEAP_DEATHS):
+                tg.start_soon(_drop_then_delete, http, url, f"deleted-{i}")
+        after = await settle(lambda: live.tool("d1", "diag"), baseline, timeout=1.0)
+        # tasks and sessions (memory is the test above's: a first run warms caches here)
+        assert after.sessions <= baseline.sessions, after
+        assert after.tasks <= baseline.tasks, f"{after.tasks - baseline.tasks} tasks left 1 s after the DELETEs"
+        seen = await live.tool("o1", "outcomes")
+        assert seen == {f"deleted-{i}": ["cancelled"] for i in range(CHEAP_DEATHS)}  # each tool was told

@@ -63,6 +63,13 @@ def build_server(redis_url: str, prefix: str, directory: Path) -> Server:
         return f"n={n} first={_value(first)} second={_value(second)} by={PID}"
 
     @server.tool()
+    async def careless(ctx: Context) -> str:
+        """Breaks the replay contract on purpose: its question names the process asking it."""
+        await ctx.elicit(f"asked by process {PID}", Pick)
+        answer = await ctx.elicit("and then", Pick)
+        return _value(answer)
+
+    @server.tool()
     async def pay(order: str, ctx: Context) -> str:
         answer = await ctx.elicit(f"Pay for {order}?", Pick)
         _append(directory / "payments", f"{order} {_value(answer)} {PID}")  # after the last question

@@ -9,11 +9,12 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 import redis
 
 from kit.fleet import Balancer, RedisServer, redis_server, round_robin
-from kit.processes import serve_on_free_port
+from kit.processes import free_port, serve_on_free_port
 
 APP = Path(__file__).with_name("app.py")
 FLEET_KEY = "fleet-tests-shared-secret"
@@ -24,6 +25,14 @@ class Instance:
     name: str
     port: int
     process: subprocess.Popen[bytes]
+    log: IO[bytes] | None = None
+
+    def output(self) -> str:
+        """What the instance logged so far (for a failing test's message)."""
+        if self.log is None:
+            return ""
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")
 
     @property
     def url(self) -> str:
@@ -56,9 +65,15 @@ class Fleet:
 
 
 @contextlib.contextmanager
-def fleet(*, sse: bool = False, size: int = 3, extra_env: dict[str, str] | None = None) -> Iterator[Fleet]:
-    """``size`` instances (JSON answers, or SSE with ``sse``) on a fresh Redis behind haproxy;
-    ``extra_env``: more environment for every instance."""
+def fleet(
+    *, sse: bool = False, size: int = 3, app: Path = APP, extra_env: dict[str, str] | None = None
+) -> Iterator[Fleet]:
+    """``size`` instances of ``app`` (JSON answers, or SSE with ``sse``) on a fresh Redis behind haproxy.
+
+    Each instance gets the balancer's address in ``FLEET_PUBLIC_URL`` (where people reach it);
+    ``extra_env``: more environment for every instance.
+    """
+    balancer_port = free_port()
     with redis_server() as rs, contextlib.ExitStack() as stack:
         instances: dict[str, Instance] = {}
         for index in range(size):
@@ -69,12 +84,13 @@ def fleet(*, sse: bool = False, size: int = 3, extra_env: dict[str, str] | None 
                 "ELICITKIT_FLEET_KEY": FLEET_KEY,
                 "FLEET_INSTANCE": name,
                 "FLEET_HEARTBEAT": "0.3",
+                "FLEET_PUBLIC_URL": f"http://127.0.0.1:{balancer_port}/mcp",
                 **(extra_env or {}),
             }
             extra = ["--sse"] if sse else []
-            port, proc, _log = stack.enter_context(
-                serve_on_free_port(lambda p, extra=extra: [sys.executable, str(APP), str(p), *extra], name, env=env)
+            port, proc, log = stack.enter_context(
+                serve_on_free_port(lambda p, extra=extra: [sys.executable, str(app), str(p), *extra], name, env=env)
             )
-            instances[name] = Instance(name, port, proc)
-        balancer = stack.enter_context(round_robin([i.port for i in instances.values()]))
+            instances[name] = Instance(name, port, proc, log)
+        balancer = stack.enter_context(round_robin([i.port for i in instances.values()], port=balancer_port))
         yield Fleet(rs, balancer, instances)

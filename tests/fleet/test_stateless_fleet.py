@@ -149,6 +149,19 @@ async def test_fifty_two_round_calls_through_the_balancer_lose_and_cross_nothing
     assert spread >= 25, f"only {spread} of 50 calls had rounds on more than one instance"  # sticky: 0
 
 
+async def test_a_question_that_differs_per_instance_is_named_as_the_cause(fleet: Fleet) -> None:
+    """Issue 28, point 5: a question naming the process ended in TooManyInputRounds after 10
+    rounds; the retry that lands on another instance now says the replay contract is broken."""
+
+    async def person(request: ElicitRequest) -> ElicitationResult[Any]:
+        return ElicitationResult.accept({"value": "v"})
+
+    async with Client(fleet.url, mode="modern", elicitation_callback=person) as client:
+        with pytest.raises(MCPError) as info:
+            await client.call_tool("careless", {})
+    assert "replay contract" in info.value.message and info.value.data == {"replayMismatch": "q1"}
+
+
 async def test_a_replayed_round_is_refused_on_another_instance(fleet: Fleet) -> None:
     order = f"order-{uuid.uuid4().hex[:6]}"
     async with Client(fleet.url, mode="modern", elicitation_callback=never) as client:

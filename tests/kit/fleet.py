@@ -171,13 +171,17 @@ class Balancer:
 
 
 @contextlib.contextmanager
-def round_robin(backend_ports: Sequence[int], *, check_interval_ms: int = 300) -> Iterator[Balancer]:
+def round_robin(
+    backend_ports: Sequence[int], *, check_interval_ms: int = 300, port: int | None = None
+) -> Iterator[Balancer]:
     """haproxy balancing each request (not each connection) round-robin over ``backend_ports``.
 
     No cookie, no stick table, no ``prefer-last-server``: consecutive requests of one client,
     even on one keep-alive connection, go to different backends. A dead backend is taken out
     after one failed health check, and a request whose connection fails is sent elsewhere.
+    ``port``: the one to bind (known before the backends start, e.g. for their public URL).
     """
+    wanted = port
     program = find_program("haproxy")
     servers = "\n".join(
         f"    server i{index} 127.0.0.1:{port} check inter {check_interval_ms}ms fall 1 rise 1"
@@ -187,7 +191,7 @@ def round_robin(backend_ports: Sequence[int], *, check_interval_ms: int = 300) -
         config = Path(directory) / "haproxy.cfg"
         log = Path(directory) / "haproxy.log"
         for _attempt in range(3):  # the free port may be taken before haproxy binds it
-            port = free_port()
+            port = wanted if wanted is not None else free_port()
             config.write_text(HAPROXY_CONFIG.format(port=port, servers=servers))
             with log.open("wb") as output:
                 proc = subprocess.Popen(

@@ -14,7 +14,12 @@ does, in transport-neutral terms:
 - **event streams**: the events of one session's stream, recorded with bounded retention
   (:meth:`~Backplane.record`) so any instance can replay them (:meth:`~Backplane.replay`) and
   follow the live ones (:meth:`~Backplane.follow`);
-- **broadcasts** to every other instance (list changes, resource updates).
+- **broadcasts** to every other instance (list changes, resource updates);
+- **page storage**, a separate small key-value space (:meth:`~Backplane.page_put`,
+  :meth:`~Backplane.page_get`, :meth:`~Backplane.page_take`, :meth:`~Backplane.page_delete`):
+  the server's form pages, their answers and the claim secret, so a page opened on one
+  instance is shown, answered and delivered through any other. It is apart from the rest so
+  that whatever seals what crosses the store can wrap it on its own.
 
 :class:`~elicitkit.backplane.local.InProcessBackplane` is the default: one process, nothing to
 share, and the transports never call it on a request's path (``shared`` is False).
@@ -26,10 +31,12 @@ This package sits beside the transports: it imports nothing from ``elicitkit.ser
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from elicitkit.backplane.sealing import Sealer
 from elicitkit.protocol.jsonrpc import JSON
 
 # One event of a recorded stream: (seq, payload or error body, kind). Kinds:
@@ -59,6 +66,10 @@ class Inbox(Protocol):
         """The backplane lost its shared store: end what depended on it (in-flight forwarded calls)."""
         ...
 
+    def regained_contact(self) -> None:
+        """The shared store is back: end the calls that ran without it (their answers may have been refused)."""
+        ...
+
     def owners_gone(self, owners: Iterable[str]) -> None:
         """These instances stopped their heartbeat: their sessions are gone."""
         ...
@@ -72,10 +83,12 @@ class Following(Protocol):
 
 @dataclass(frozen=True)
 class RedisPlace:
-    """A Redis client and the key prefix a fleet's state lives under."""
+    """A Redis client, the key prefix a fleet's state lives under, and what seals what is kept
+    there (the fleet key's AEAD: task records are sealed as the backplane's messages are)."""
 
     client: Any
     prefix: str
+    sealer: Sealer | None = None
 
 
 class Backplane:
@@ -164,6 +177,45 @@ class Backplane:
         (``reply_to``); nothing is subscribed, which makes a relayed request cheaper.
         """
         raise NotImplementedError("an in-process backplane has no other instance to follow")
+
+    # -- page storage (server pages) ------------------------------------------------------------
+
+    _pages: dict[str, tuple[bytes, float]] | None = None
+
+    def _page_book(self) -> dict[str, tuple[bytes, float]]:
+        if self._pages is None:
+            self._pages = {}
+        now = time.monotonic()
+        for name in [n for n, (_, until) in self._pages.items() if until <= now]:
+            del self._pages[name]
+        return self._pages
+
+    def shared_secret(self, label: str) -> bytes | None:
+        """A secret every instance of the fleet derives alike (``label`` names its use); None: one process."""
+        return None
+
+    async def page_put(self, name: str, value: bytes, ttl: float, *, only_new: bool = False) -> bool:
+        """Keep ``value`` under ``name`` for ``ttl`` seconds; ``only_new``: not if ``name`` is taken
+        (then False: someone else was first)."""
+        book = self._page_book()
+        if only_new and name in book:
+            return False
+        book[name] = (value, time.monotonic() + ttl)
+        return True
+
+    async def page_get(self, name: str) -> bytes | None:
+        """The value under ``name``, or None (never put, expired, taken, or not sealed by this fleet)."""
+        found = self._page_book().get(name)
+        return None if found is None else found[0]
+
+    async def page_take(self, name: str) -> bytes | None:
+        """The value under ``name``, removed in the same step: of two takers only one gets it."""
+        found = self._page_book().pop(name, None)
+        return None if found is None else found[0]
+
+    async def page_delete(self, name: str) -> None:
+        """Forget ``name``."""
+        self._page_book().pop(name, None)
 
     def watch(self, owner: str) -> None:
         """Check ``owner``'s heartbeat while this instance relays for it (see :meth:`Inbox.owners_gone`)."""

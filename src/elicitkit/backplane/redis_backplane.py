@@ -14,7 +14,8 @@ channel ``reply:<id>``         the live events of the requests one instance rela
 channel ``broadcast``          list changes and resource updates, for every instance
 =============================  ==================================================================
 
-Every message and stored event carries a MAC under the fleet key (:mod:`.signing`).
+Every message and stored event is sealed (AES-GCM) under the fleet key (:mod:`.sealing`): Redis sees
+channel and key names, never a question, an answer or a result.
 
 Failure: when the connection to Redis breaks, the instance tells its transport
 (:meth:`Inbox.lost_contact`): calls relayed through Redis end with an error, the sessions an
@@ -35,12 +36,13 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from elicitkit.backplane.base import Backplane, Event, Following, RedisPlace
-from elicitkit.backplane.signing import Signer, fleet_key
+from elicitkit.backplane.sealing import Sealer
+from elicitkit.backplane.signing import fleet_key
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.runtime.stopping import stop_tasks
 
 if TYPE_CHECKING:
-    import redis.asyncio
+    import redis.asyncio as aioredis
 
 logger = logging.getLogger("elicitkit.fleet")
 
@@ -92,7 +94,7 @@ class RedisBackplane(Backplane):
     >>> backplane = RedisBackplane.from_url("redis://redis.internal:6379/0")
     >>> server = Server("shop", backplane=backplane)
 
-    ``key``: the fleet's MAC key (default: ``$ELICITKIT_FLEET_KEY``, else derived from
+    ``key``: the fleet's key (default: ``$ELICITKIT_FLEET_KEY``, else derived from
     ``$ELICITKIT_STATE_KEYS``). ``heartbeat``: seconds between heartbeats; an instance that
     misses them for ``owner_ttl`` seconds (default three beats) is dead and its sessions get 404.
     """
@@ -101,7 +103,7 @@ class RedisBackplane(Backplane):
 
     def __init__(
         self,
-        client: redis.asyncio.Redis,
+        client: aioredis.Redis,
         *,
         key: bytes | str | None = None,
         instance_id: str | None = None,
@@ -113,7 +115,7 @@ class RedisBackplane(Backplane):
         max_events: int = 1000,
     ) -> None:
         self.client = client
-        self.signer = Signer(fleet_key(key))
+        self.sealer = Sealer(fleet_key(key))  # the task store and pages seal their records with it too
         self.instance_id = instance_id or secrets.token_hex(6)
         self.prefix = prefix
         self.heartbeat = heartbeat
@@ -140,23 +142,32 @@ class RedisBackplane(Backplane):
         self._queue: asyncio.Queue[_Write] | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._pubsub: Any = None
+        self._listen_client: aioredis.Redis | None = None
         self._connected = False
+        self._was_lost = False  # lost since the last connection: tell the inbox when Redis is back
         self._started = 0
         self.owns_client = False  # from_url made the client: stop() closes it
 
-    @classmethod
-    def from_url(cls, url: str, **options: Any) -> RedisBackplane:
-        """A backplane on the Redis at ``url`` (``redis://host:6379/0``); ``options`` as for the class."""
-        import redis.asyncio
+    @property
+    def signer(self) -> Sealer:
+        """The old name of :attr:`sealer` (messages were MACed before they were sealed)."""
+        return self.sealer
 
-        backplane = cls(redis.asyncio.Redis.from_url(url), **options)
+    @classmethod
+    def from_url(cls, url: str, *, redis_options: dict[str, Any] | None = None, **options: Any) -> RedisBackplane:
+        """A backplane on the Redis at ``url`` (``redis://host:6379/0``, ``rediss://`` for TLS);
+        ``options`` as for the class, ``redis_options`` for the client (:func:`.redis_client.connect`:
+        retried connections, TLS files and ACL credentials, also from the environment)."""
+        from elicitkit.backplane.redis_client import connect
+
+        backplane = cls(connect(url, **(redis_options or {})), **options)
         backplane.owns_client = True
         return backplane
 
     # -- life ----------------------------------------------------------------------------------
 
     def redis(self) -> RedisPlace:
-        return RedisPlace(self.client, self.prefix)
+        return RedisPlace(self.client, self.prefix, self.sealer)
 
     async def start(self) -> None:
         self._started += 1
@@ -192,6 +203,11 @@ class RedisBackplane(Backplane):
             with contextlib.suppress(Exception):
                 await self._pubsub.aclose()
             self._pubsub = None
+        if self._listen_client is not None:
+            with contextlib.suppress(Exception):
+                await self._listen_client.aclose()
+                await self._listen_client.connection_pool.disconnect()  # its own pool: ours to close
+            self._listen_client = None
         if self.owns_client:
             with contextlib.suppress(Exception):
                 await self.client.aclose()
@@ -233,12 +249,13 @@ class RedisBackplane(Backplane):
 
     def _seal_message(self, channel: bytes, message: JSON) -> bytes:
         body = orjson.dumps({**message, "t": time.time(), "n": secrets.token_hex(8)})
-        return self.signer.seal(channel, body)
+        return self.sealer.seal(channel, body)
 
     def _open_message(self, channel: bytes, data: bytes) -> JSON | None:
-        body = self.signer.open(channel, data)
+        body = self.sealer.open(channel, data)
         if body is None:
-            logger.warning("dropped a fleet message with a bad MAC on %s", channel.decode(errors="replace"))
+            where = channel.decode(errors="replace")
+            logger.warning("dropped a fleet message that does not open (forged, changed or misplaced) on %s", where)
             return None
         message = orjson.loads(body)
         now = time.time()
@@ -266,13 +283,14 @@ class RedisBackplane(Backplane):
             return
         name = self._stream_name(session_id, key)
         seq, payload, kind = event
-        blob = self.signer.seal(name, b"%d %s\n" % (seq, kind.encode()) + payload)
+        blob = self.sealer.seal(name, b"%d %s\n" % (seq, kind.encode()) + payload)
         self._queue.put_nowait((b"ev", name, blob, self._reply_prefix + reply_to.encode() if reply_to else b"", None))
 
     def _open_event(self, name: bytes, blob: bytes) -> Event | None:
-        body = self.signer.open(name, blob)
+        body = self.sealer.open(name, blob)
         if body is None:
-            logger.warning("dropped a fleet event with a bad MAC on %s", name.decode(errors="replace"))
+            where = name.decode(errors="replace")
+            logger.warning("dropped a fleet event that does not open (forged, changed or misplaced) on %s", where)
             return None
         head, _, payload = body.partition(b"\n")
         seq, _, kind = head.partition(b" ")
@@ -322,6 +340,32 @@ class RedisBackplane(Backplane):
             if self._queue is not None and self._connected:
                 self._queue.put_nowait((b"unsub", follow.channel, None, b"", None))
 
+    # -- page storage (server pages): sealed under the fleet key, bound to its key name --------
+
+    def shared_secret(self, label: str) -> bytes | None:
+        return self.sealer.derive(label.encode())
+
+    def _page_key(self, name: str) -> bytes:
+        return self.prefix.encode() + b"page:" + name.encode()
+
+    async def page_put(self, name: str, value: bytes, ttl: float, *, only_new: bool = False) -> bool:
+        key = self._page_key(name)
+        done = await self.client.set(key, self.sealer.seal(key, value), px=max(1, int(ttl * 1000)), nx=only_new)
+        return bool(done)
+
+    async def page_get(self, name: str) -> bytes | None:
+        key = self._page_key(name)
+        sealed = await self.client.get(key)
+        return None if not isinstance(sealed, bytes) else self.sealer.open(key, sealed)
+
+    async def page_take(self, name: str) -> bytes | None:
+        key = self._page_key(name)
+        sealed = await self.client.getdel(key)
+        return None if not isinstance(sealed, bytes) else self.sealer.open(key, sealed)
+
+    async def page_delete(self, name: str) -> None:
+        await self.client.delete(self._page_key(name))
+
     def watch(self, owner: str) -> None:
         self._watched[owner] = self._watched.get(owner, 0) + 1
 
@@ -339,12 +383,17 @@ class RedisBackplane(Backplane):
         """Receive this instance's inbox, the broadcasts and followed streams; reconnect forever."""
         while True:
             try:
-                pubsub = self.client.pubsub()
+                pubsub = self._listener().pubsub()
                 self._pubsub = pubsub
                 await pubsub.subscribe(self._inbox_channel, self._broadcast_channel, self._reply_channel)
                 self._connected = True
                 if not ready.done():
                     ready.set_result(None)
+                if self._was_lost:
+                    self._was_lost = False
+                    logger.warning("the fleet's Redis is back; calls that ran during the outage end")
+                    if self._inbox is not None:
+                        self._inbox.regained_contact()
                 while True:
                     message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=None)
                     if message is not None and message["type"] == "message":
@@ -355,6 +404,7 @@ class RedisBackplane(Backplane):
                 if self._connected:
                     logger.warning("lost the fleet's Redis (%s); relayed calls end, local sessions go on", exc)
                     self._connected = False
+                    self._was_lost = True
                     self._lost()
                 with contextlib.suppress(Exception):
                     await self._pubsub.aclose()
@@ -370,6 +420,23 @@ class RedisBackplane(Backplane):
             self._inbox.lost_contact()
         for follow in follows:  # anything still following gets nothing more: end it
             follow.callback((0, b"", "lost"))
+
+    def _listener(self) -> aioredis.Redis:
+        """The client the subscriptions use: the same server and settings, but never retried.
+
+        A pub/sub connection that redis-py silently replaced after a break has missed whatever
+        was published meanwhile (an answer, a relayed call's result) and nobody would know: this
+        one fails instead, so the loss is seen (relayed calls end) and the subscriptions are made again.
+        """
+        if self._listen_client is None:
+            import redis.asyncio
+
+            pool = self.client.connection_pool
+            settings = {**pool.connection_kwargs, "retry": None, "retry_on_error": []}
+            self._listen_client = redis.asyncio.Redis(
+                connection_pool=redis.asyncio.ConnectionPool(connection_class=pool.connection_class, **settings)
+            )
+        return self._listen_client
 
     async def _dispatch(self, channel: bytes, data: bytes) -> None:
         if channel == self._reply_channel:  # an event of a stream this instance relays

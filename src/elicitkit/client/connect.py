@@ -288,8 +288,8 @@ class Connection:
         try:
             result = await self._modern_request(DISCOVER, None, timeout=self.discover_timeout)
         except MCPError as exc:
-            if exc.code in _MODERN_ERRORS or (exc.code == CONNECTION_CLOSED and not self.peer_alive()):
-                raise
+            if exc.code in _MODERN_ERRORS or exc.code == CONNECTION_CLOSED:
+                raise  # a 2026 refusal, or nothing there at all: not a server of another era (open() says which)
             said = f"did not answer {DISCOVER}" if exc.is_local else f"answered {DISCOVER} with"
             raise ModernNotSupported(
                 exc.code,

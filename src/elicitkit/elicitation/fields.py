@@ -62,6 +62,33 @@ class FieldKind(StrEnum):
     MULTI = "multi"  # multi select
 
 
+_INTEGER = re.compile(r"-?[0-9]{1,4000}")  # under int()'s digit limit: a longer one is a field error, not a crash
+_NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+_OPTION_NUMBER = re.compile(r"[0-9]{1,6}")
+
+
+_SCALAR = "value"  # the one field of a single-value question (schema.SCALAR_FIELD)
+_ACRONYMS = frozenset(
+    {"api", "cpu", "gpu", "ram", "url", "uri", "id", "ip", "dns", "ssh", "http", "https", "sql", "ssl", "tls"}
+    | {"vpn", "pin", "sms", "os", "ui", "db", "aws", "gcp", "iban", "vat"}
+)
+
+
+def _from_name(title: str, name: str) -> bool:
+    """Whether ``title`` says no more than the property name it was made from (``"Cpu Cores"`` for ``cpu_cores``)."""
+
+    def squash(text: str) -> str:
+        return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+    return squash(title) == squash(name)
+
+
+def _acronyms(text: str) -> str:
+    """Known acronyms written as such (``Api key`` -> ``API key``); the rest as it was."""
+    words = re.split(r"([_\-\s]+)", text)
+    return "".join(w.upper() if w.casefold() in _ACRONYMS else w for w in words)
+
+
 class FieldError(ValueError):
     """Input that does not fit a field; ``str()`` is the reason, ready to show."""
 
@@ -84,13 +111,32 @@ class FormField:
 
     @property
     def label(self) -> str:
+        """What the field is called for a person: its title, unless that is only its Python name.
+
+        A title made from the name (``cpu_cores`` -> "Cpu cores") gives way to a description
+        that says the same words ("CPU cores"); else known acronyms are written as such
+        ("Api key" -> "API key"), and the one field of a single-value question is "Your answer".
+        """
         title = self.schema.get("title")
-        return title if isinstance(title, str) and title else self.name
+        if isinstance(title, str) and title and not _from_name(title, self.name):
+            return title
+        text = self.description
+        if text is not None and _from_name(text, self.name):  # "CPU cores" for cpu_cores: the author's spelling
+            return text
+        if self.name == _SCALAR and not (isinstance(title, str) and title not in ("", "Value")):
+            return "Your answer"
+        return _acronyms(title if isinstance(title, str) and title else self.name)
 
     @property
     def description(self) -> str | None:
         text = self.schema.get("description")
         return text if isinstance(text, str) and text else None
+
+    @property
+    def help(self) -> str | None:
+        """The description to show under the label (None when it already is the label)."""
+        text = self.description
+        return None if text is None or text == self.label else text
 
     @property
     def has_default(self) -> bool:
@@ -172,12 +218,17 @@ class FormField:
                 return False
             raise FieldError("Answer yes or no.")
         if self.kind is FieldKind.INTEGER:
+            # ASCII digits only: int() also takes other scripts' digits, "1_000" and "+7", never meant in a form
             try:
+                if not _INTEGER.fullmatch(text):
+                    raise ValueError(text)
                 return int(text)
             except ValueError:
                 raise FieldError("Not a whole number: write digits only, like 42.") from None
         if self.kind is FieldKind.NUMBER:
             try:
+                if not _NUMBER.fullmatch(text):
+                    raise ValueError(text)
                 number = float(text)
             except ValueError:
                 raise FieldError("Not a number: write it like 3 or 2.5.") from None
@@ -187,10 +238,13 @@ class FormField:
         if self.kind is FieldKind.CHOICE:
             return self._option(text)
         if self.kind is FieldKind.MULTI:
+            whole = self._match(text)  # one option whose title holds commas, typed whole
+            if whole is not None:
+                return [whole]
             parts = [p for p in (p.strip() for p in text.split(",")) if p]
             chosen: list[str] = []
             for part in parts:
-                value = self._option(part)
+                value = self._option(part, split=True)
                 if value not in chosen:
                     chosen.append(value)
             return chosen
@@ -212,15 +266,27 @@ class FormField:
                     chosen.append(value)
         return chosen
 
-    def _option(self, text: str) -> str:
+    def _match(self, text: str) -> str | None:
         for option in self.options:
             if text == option.value:
                 return option.value
         for option in self.options:
             if text.casefold() == option.title.casefold():
                 return option.value
-        if text.isdigit() and 1 <= int(text) <= len(self.options):
+        if _OPTION_NUMBER.fullmatch(text) and 1 <= int(text) <= len(self.options):  # ASCII, short: int() cannot fail
             return self.options[int(text) - 1].value
+        return None
+
+    def _option(self, text: str, *, split: bool = False) -> str:
+        """The option ``text`` names (value, title or number); ``split``: it is one part of a
+        comma-separated answer, so a title holding a comma is worth a word about numbers."""
+        found = self._match(text)
+        if found is not None:
+            return found
+        if any("," in o.title for o in self.options):  # titles with commas: quoted and numbered, unambiguous
+            offered = "; ".join(f"{n} \u201c{o.title}\u201d" for n, o in enumerate(self.options, 1))
+            how = " (names hold commas: type numbers, like 1,3)" if split else ""
+            raise FieldError(f"\u201c{text}\u201d is not one of the choices{how}: pick {offered}.")
         offered = ", ".join(o.title for o in self.options)
         raise FieldError(f"\u201c{text}\u201d is not one of the choices: pick {offered}.")
 

@@ -37,6 +37,7 @@ __all__ = [
     "WaitState",
     "asker_name",
     "confirmed_domain",
+    "destructive",
     "done_page",
     "error_page",
     "form_page",
@@ -170,8 +171,21 @@ def asker_name(origin: Origin | None) -> str:
     return origin.display_name if origin else "An unknown server"
 
 
-def _asker(origin: Origin | None) -> str:
-    """Who asks: display name, version and where the client reached it; all from the server, all escaped."""
+def _served(served_by: str | None) -> str:
+    """Whom the person trusts with what they type here: the client on this computer, or the server at its address."""
+    if served_by is None:
+        return "This page is served by your MCP client on this computer."
+    return (
+        f"This page is served by the MCP server at <bdi>{_e(served_by)}</bdi>;"
+        " what you send here goes to that server directly."
+    )
+
+
+def _asker(origin: Origin | None, served_by: str | None = None) -> str:
+    """Who asks: display name, version and where the client reached it; all from the server, all escaped.
+
+    ``served_by``: None on the client's own pages; the server's origin on a page the server serves.
+    """
     if origin is None:
         who = '<p class="who"><bdi>an unknown server</bdi></p>'
         where = ""
@@ -187,7 +201,7 @@ def _asker(origin: Origin | None) -> str:
     return (
         '<header class="asker"><p class="kicker">An MCP server is asking</p>'
         f"{who}{where}"
-        '<p class="trust">This page is served by your MCP client on this computer. The question and'
+        f'<p class="trust">{_served(served_by)} The question and'
         " everything in the form come from the server: answer only if you trust it.</p></header>"
     )
 
@@ -309,16 +323,16 @@ def _choice(kind: str, name: str, value: str, title: str, checked: bool, extra: 
 def _field_html(index: int, f: FormField, raw: list[str], error: str | None) -> str:
     """One field: label, required mark, description, rules in words, the input, and its error."""
     name = input_name(index)
-    picker = bool(_INPUT_TYPES.get(f.format or "") in ("date", "datetime-local")) and f.kind is FieldKind.TEXT
+    picker = _picker(f) is not None
     rules_html = _rules(f, picker)
-    ids = [f"{name}-desc"] if f.description else []
+    ids = [f"{name}-desc"] if f.help else []
     ids += [f"{name}-rules"] if rules_html else []
     ids += [f"{name}-error"] if error else []
     common: dict[str, str | None] = {"aria-describedby": " ".join(ids)} if ids else {}
     if error:
         common["aria-invalid"] = "true"
     must = f.required and not f.has_default  # with a default an empty input is fine: the default fills it
-    desc = f'<p class="desc" id="{name}-desc"><bdi>{_e(f.description)}</bdi></p>' if f.description else ""
+    desc = f'<p class="desc" id="{name}-desc"><bdi>{_e(f.help)}</bdi></p>' if f.help else ""
     rules = f'<div id="{name}-rules">{rules_html}</div>' if rules_html else ""
     err = f'<p class="error" id="{name}-error"><bdi>{_e(error)}</bdi></p>' if error else ""
     head = f"<bdi>{_e(f.label)}</bdi>{_label_marks(f)}"
@@ -370,6 +384,20 @@ def _select(name: str, f: FormField, raw: list[str], must: bool, common: dict[st
     return f"<select{_attrs(attrs)}>{''.join(options)}</select>"
 
 
+def _picker(f: FormField) -> str | None:
+    """The browser's date (or date-time) picker for ``f``, unless its description spells a format to type.
+
+    A picker shows the date in the browser's locale (``27/11/2026``), which contradicts a
+    description saying ``YYYY-MM-DD``: then the field is a text input and the rules say the form.
+    """
+    kind = _INPUT_TYPES.get(f.format or "")
+    if kind not in ("date", "datetime-local") or f.kind is not FieldKind.TEXT:
+        return None
+    if f.description is not None and "yyyy" in f.description.casefold():
+        return None
+    return kind
+
+
 def _text_input(name: str, f: FormField, raw: list[str], must: bool, common: dict[str, str | None]) -> str:
     value = raw[-1] if raw else ""
     attrs: dict[str, str | None] = {"id": name, "name": name}
@@ -384,6 +412,8 @@ def _text_input(name: str, f: FormField, raw: list[str], must: bool, common: dic
                 attrs[attr] = _number_text(s[key])
     else:
         kind = "password" if f.secret else _INPUT_TYPES.get(f.format or "", "text")
+        if kind in ("date", "datetime-local") and _picker(f) is None:
+            kind = "text"  # the author's words name the format to type: a picker would show the browser's own
         picker = {"date": _DATE, "datetime-local": _DATETIME_LOCAL}.get(kind)
         if picker is not None and value and not picker.fullmatch(value):
             kind = "text"  # a picker shows nothing for a value it cannot read: keep the text visible
@@ -405,6 +435,25 @@ def _text_input(name: str, f: FormField, raw: list[str], must: bool, common: dic
         attrs["required"] = None
     attrs.update(common)
     return f"<input{_attrs(attrs)}>"
+
+
+_DESTRUCTIVE = re.compile(
+    r"\b(delet\w*|remov\w*|destroy\w*|drop|erase\w*|wipe\w*|purg\w*|overwrit\w*|revok\w*|irreversibl\w*"
+    r"|permanent\w*|cannot be undone|discard\w*|terminat\w*|uninstall\w*|reset\w*|format)\b",
+    re.IGNORECASE,
+)
+
+
+def _code_name(title: str) -> bool:
+    """A schema title that is a class name (``BookingForm``, ``api_settings``), not words for a person."""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", title):
+        return False
+    return "_" in title or any(ch.isupper() for ch in title[1:])
+
+
+def destructive(message: str, f: FormField) -> bool:
+    """A yes/no whose "yes" destroys something (as its words say): "No" is then the main button."""
+    return any(_DESTRUCTIVE.search(text) for text in (message, f.label, f.description or ""))
 
 
 def is_yes_no(fields: Sequence[FormField]) -> bool:
@@ -469,6 +518,7 @@ def form_page(
     title: str | None = None,
     notice: str | None = None,
     step: int = 1,
+    served_by: str | None = None,
 ) -> str:
     """The form: who asks, the message, each field as the person left it with its error, and the buttons.
 
@@ -478,28 +528,31 @@ def form_page(
     ``step`` the question's place in a run of questions shown in the same tab. A form that is
     one yes/no question (:func:`is_yes_no`) gets Yes and No buttons that answer at once.
     """
-    heading = f"<h2><bdi>{_e(title)}</bdi></h2>" if title else ""
+    heading = f"<h2><bdi>{_e(title)}</bdi></h2>" if title and not _code_name(title) else ""
     summary = _summary(fields, errors) if errors else ""
     notice_html = f'<p class="notice" role="status">{_e(notice)}</p>' if notice else ""
     leave, explain = _leave_buttons(origin)
     if is_yes_no(fields):
         f = fields[0]
-        desc = f'<p class="desc" id="f0-desc"><bdi>{_e(f.description)}</bdi></p>' if f.description else ""
+        desc = f'<p class="desc" id="f0-desc"><bdi>{_e(f.help)}</bdi></p>' if f.help else ""
         inputs = (
             f'<div class="field" data-name="{_e(f.name)}" data-kind="yesno">'
             f'<p class="who" id="f0"><bdi>{_e(f.label)}</bdi></p>{desc}</div>'
         )
         asker = f"<bdi>{_e(asker_name(origin))}</bdi>"
+        # One main button, never two: for something that destroys, the safe "No" is the main one.
+        yes_css, no_css = ("danger", "primary") if destructive(message, f) else ("primary", "")
         main_buttons = (
-            '<button type="submit" class="primary" name="action" value="yes" aria-describedby="f0">Yes</button>'
-            '<button type="submit" class="primary" name="action" value="no" aria-describedby="f0">No</button>'
+            f'<button type="submit" class="{yes_css}" name="action" value="yes" aria-describedby="f0">Yes</button>'
+            f'<button type="submit"{_attrs({"class": no_css}) if no_css else ""} name="action" value="no"'
+            ' aria-describedby="f0">No</button>'
         )
         explain = f'<p class="explain">Yes or No goes to {asker} at once.</p>' + explain
     else:
         inputs = "".join(_field_html(i, f, raw.get(f.name, []), errors.get(f.name)) for i, f in enumerate(fields))
         main_buttons = '<button type="submit" class="primary" name="action" value="review">Review answers</button>'
     body = (
-        f"{_asker(origin)}{_step(step, origin)}<h1>Question</h1>"
+        f"{_asker(origin, served_by)}{_step(step, origin)}<h1>Question</h1>"
         f'<div class="message" id="message">{_e(message)}</div>'
         f'{notice_html}{summary}<form method="post" action="{_e(action)}" id="answer">'
         f'<input type="hidden" name="csrf" value="{_e(csrf)}">{heading}{inputs}'
@@ -521,18 +574,23 @@ def review_page(
     defaulted: frozenset[str] = frozenset(),
     step: int = 1,
     notice: str | None = None,
+    served_by: str | None = None,
+    revealed: bool = False,
 ) -> str:
     """The checked answer (``content``, defaults filled in) to send, change, decline or cancel.
 
     ``review_id`` goes back with "Send", so a stale review page cannot send answers that
     changed since it was shown; ``defaulted`` names the fields left empty that the schema's
-    default filled, marked "(default)"; a secret is shown as dots.
+    default filled, marked "(default)"; a secret is shown as dots unless ``revealed`` (the
+    person's "Show" button, to check what was pasted).
     """
     rows = []
+    secrets_shown = False
     for f in fields:
         if f.name in content:
             shown = f.display(content[f.name])
-            if f.secret and shown:
+            secrets_shown = secrets_shown or bool(f.secret and shown)
+            if f.secret and shown and not revealed:
                 value = '<span aria-label="hidden">••••••••</span> <span class="default">(hidden)</span>'
             else:
                 value = f"<bdi>{_e(shown)}</bdi>" if shown else '<span class="none">(empty)</span>'
@@ -544,8 +602,15 @@ def review_page(
             f'<div class="answer" data-name="{_e(f.name)}"><dt><bdi>{_e(f.label)}</bdi></dt><dd>{value}</dd></div>'
         )
     leave, explain = _leave_buttons(origin, novalidate=False)
+    reveal = ""
+    if secrets_shown:
+        reveal = (
+            '<button type="submit" name="action" value="hide">Hide hidden answers</button>'
+            if revealed
+            else '<button type="submit" name="action" value="reveal">Show hidden answers</button>'
+        )
     body = (
-        f"{_asker(origin)}{_step(step, origin)}<h1>Check your answers</h1>"
+        f"{_asker(origin, served_by)}{_step(step, origin)}<h1>Check your answers</h1>"
         f'<div class="message" id="message">{_e(message)}</div>'
         + (f'<p class="notice" role="status">{_e(notice)}</p>' if notice else "")
         + f'<dl class="answers">{"".join(rows)}</dl>'
@@ -553,7 +618,8 @@ def review_page(
         f'<input type="hidden" name="csrf" value="{_e(csrf)}">'
         f'<input type="hidden" name="review" value="{_e(review_id)}">'
         '<div class="actions"><button type="submit" class="primary" name="action" value="send">Send</button>'
-        f'<button type="submit" name="action" value="change">Change</button><span class="spacer"></span>{leave}</div>'
+        f'<button type="submit" name="action" value="change">Change</button>{reveal}'
+        f'<span class="spacer"></span>{leave}</div>'
         f"{explain}</form>"
     )
     return _document(f"Check your answers for {asker_name(origin)}", "review", body)
@@ -567,8 +633,10 @@ def openable(url: str, facts: UrlAssessment) -> bool:
 
 
 def confirmed_domain(typed: str, facts: UrlAssessment) -> bool:
-    """Whether ``typed`` is the look-alike domain's real (ASCII) name, as the stop step asks."""
-    return typed.strip().rstrip(".").lower() == facts.host.lower()
+    """Whether ``typed`` is the look-alike domain's real name: its ASCII (punycode) form, as the
+    stop step asks (any keyboard can type it), or the name exactly as the URL writes it."""
+    said = typed.strip().rstrip(".").lower()
+    return bool(said) and said in (facts.ascii_host.lower(), facts.host.lower())
 
 
 def url_page(
@@ -580,6 +648,7 @@ def url_page(
     csrf: str,
     problem: str | None = None,
     reason: str | None = None,
+    served_by: str | None = None,
 ) -> str:
     """The consent page of a URL question: the full address with its host set apart, the domain, the warnings.
 
@@ -614,8 +683,8 @@ def url_page(
         letters = facts.foreign_words()
         stop = (
             '<div class="stop" id="stop"><h2>Stop: this domain may be pretending</h2>'
-            f"<p>Its real name is <strong><bdi>{_e(facts.host)}</bdi></strong>, but it is written to look like"
-            f" <strong><bdi>{_e(facts.display_host)}</bdi></strong>.</p>"
+            f"<p>It reads as <strong><bdi>{_e(facts.display_host)}</bdi></strong>, but its real name, in plain"
+            f" letters, is <strong><bdi>{_e(facts.ascii_host)}</bdi></strong>.</p>"
             + (f"<p>{_e(letters[:1].upper() + letters[1:])}.</p>" if letters else "")
             + "<p>If you did not expect exactly this address, decline.</p></div>"
         )
@@ -624,7 +693,7 @@ def url_page(
             f'<form method="post" action="{_e(action)}" class="confirm" id="confirm-form">'
             f'<input type="hidden" name="csrf" value="{_e(csrf)}">'
             '<label for="confirm"><strong>To open it anyway</strong>, type its real name:'
-            f" <code><bdi>{_e(facts.host)}</bdi></code></label>"
+            f" <code><bdi>{_e(facts.ascii_host)}</bdi></code></label>"
             '<input type="text" id="confirm" name="confirm" autocomplete="off" spellcheck="false"'
             ' autocapitalize="none" aria-describedby="stop">'
             '<div class="actions"><button type="submit" class="danger" name="action" value="open" id="open">'
@@ -650,7 +719,7 @@ def url_page(
     asker = asker_name(origin)
     _, explain = _leave_buttons(origin)
     body = (
-        f"{_asker(origin)}<h1>Open a web page?</h1>"
+        f"{_asker(origin, served_by)}<h1>Open a web page?</h1>"
         f'<div class="message" id="message">{_e(message)}</div>{reason_html}'
         f"{problem_html}{stop}<p>The server wants you to go to:</p>{shown_url}"
         f'<p class="domain" id="domain">Domain: {domain}</p>{warnings}'
@@ -676,12 +745,24 @@ def _still_link(what: str) -> str:
     return f' <a href="?still=1" id="still">Stop {what}</a>.'
 
 
-def done_page(origin: Origin | None, outcome: Outcome, *, follow: bool = False, step: int = 1) -> str:
+def done_page(
+    origin: Origin | None,
+    outcome: Outcome,
+    *,
+    follow: bool = False,
+    step: int = 1,
+    served_by: str | None = None,
+    already: bool = False,
+    elsewhere: bool = False,
+) -> str:
     """The last page of a question: what was sent to whom.
 
     ``follow``: the page is served with a ``Refresh`` header (:data:`FOLLOW_EVERY` seconds)
     for a while, so the same server's next question shows up in this tab instead of a new one;
-    it says so and offers to stop.
+    it says so and offers to stop. ``already``: the person pressed a button of an older page
+    (Back, then Send): it says the question was answered already. ``elsewhere``: the answer
+    waits for the caller's next call (a host without elicitation): it says to go back to the
+    chat and ask again.
     """
     asker = _e(asker_name(origin))
     text = {
@@ -695,9 +776,20 @@ def done_page(origin: Origin | None, outcome: Outcome, *, follow: bool = False, 
         if follow
         else "<p>You can close this tab.</p>"
     )
+    if elsewhere and outcome == "sent":
+        then = (
+            '<p class="notice" id="go-back" role="status"><strong>Now go back to your chat</strong> and ask it to'
+            " carry on (call the tool again): your answer is used then.</p>" + then
+        )
+    note = (
+        '<p class="notice" id="already" role="status">That page was out of date: this question was answered'
+        " already, and nothing more was sent.</p>"
+        if already
+        else ""
+    )
     body = (
-        f"{_asker(origin)}{_step(step, origin)}"
-        f'<h1 id="outcome" data-outcome="{outcome}">{_DONE_TITLES[outcome]}</h1><p>{text}</p>{then}'
+        f"{_asker(origin, served_by)}{_step(step, origin)}"
+        f'<h1 id="outcome" data-outcome="{outcome}">{_DONE_TITLES[outcome]}</h1>{note}<p>{text}</p>{then}'
     )
     return _document(_DONE_TITLES[outcome], "done", body)
 
@@ -709,16 +801,35 @@ WaitState = Literal["waiting", "completed", "timeout", "no-notice", "gone"]
 FOLLOW_EVERY = 2
 
 
-def waiting_page(origin: Origin | None, url: str, state: WaitState, *, updating: bool = True) -> str:
+def waiting_page(
+    origin: Origin | None,
+    url: str,
+    state: WaitState,
+    *,
+    updating: bool = True,
+    opened: bool | None = None,
+    served_by: str | None = None,
+) -> str:
     """After consent: waiting for the server to confirm the person finished at ``url``.
 
     While ``state`` is "waiting" and ``updating``, serve it with a ``Refresh`` header of
     :data:`FOLLOW_EVERY` seconds: it then updates itself, with no script; it offers to stop.
+    ``opened``: whether a browser opened the site (False: none could, e.g. over SSH; then
+    the page gives the link to open instead of saying it opened).
     """
     facts = assess_url(url)
     asker = f"<bdi>{_e(asker_name(origin))}</bdi>"
     domain = f"<bdi>{_e(facts.display_host or facts.host)}</bdi>"
-    link = f'<a href="{_e(url)}" rel="noreferrer noopener" target="_blank">open <bdi>{_e(facts.host)}</bdi> again</a>'
+    again = "" if opened is False else " again"
+    link = (
+        f'<a href="{_e(url)}" rel="noreferrer noopener" target="_blank" id="site">'
+        f"open <bdi>{_e(facts.host)}</bdi>{again}</a>"
+    )
+    where = (
+        f"No browser could open it on the client's computer: {link} here and finish there."
+        if opened is False
+        else f"It opened in a new tab or window: finish there. Lost it? {link}."
+    )
     status = {
         "waiting": (f"Waiting for {asker} to confirm you finished at {domain}…", ""),
         "completed": (f"{asker} confirms you finished at {domain}.", " ok"),
@@ -726,19 +837,22 @@ def waiting_page(origin: Origin | None, url: str, state: WaitState, *, updating:
         "no-notice": (f"{asker} carries on when you are done at {domain}.", ""),
         "gone": (f"The connection to {asker} is gone.", ""),
     }[state]
-    if state != "waiting":
+    if state == "no-notice" and opened is False:  # nothing to wait for, but the site still has to be opened
+        more = f"<p>{where}</p>"
+    elif state != "waiting":
         more = "<p>You can close this tab.</p>"
     elif updating:
         more = (
-            f"<p>It opened in a new tab or window: finish there. Lost it? {link}.</p>"
+            f"<p>{where}</p>"
             f'<p class="explain">This page checks every {FOLLOW_EVERY} seconds.{_still_link("checking")}</p>'
         )
     else:
-        more = f'<p>It opened in a new tab or window: finish there. Lost it? {link}. <a href="?">Check now</a>.</p>'
+        more = f'<p>{where} <a href="?">Check now</a>.</p>'
 
     titles = {"waiting": "Waiting…", "completed": "Finished", "timeout": "Stopped waiting"}
     body = (
-        f'{_asker(origin)}<h1 id="outcome" data-outcome="opened" data-state="{state}">You agreed to open {domain}</h1>'
+        f'{_asker(origin, served_by)}<h1 id="outcome" data-outcome="opened" data-state="{state}">'
+        f"You agreed to open {domain}</h1>"
         f'<p class="status{status[1]}" id="status" role="status">{status[0]}</p>{more}'
     )
     return _document(titles.get(state, "Opened"), "waiting", body)

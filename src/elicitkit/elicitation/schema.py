@@ -85,8 +85,9 @@ SCALAR_FIELD = "value"
 # description, examples, deprecated, readOnly, writeOnly, $comment, and any key that is not a
 # JSON Schema keyword and does not start with "$" (``x-foo``, ``placeholder``...). Beyond the
 # spec, the gate also refuses what cannot mean anything: empty or duplicate enums, enumNames
-# of the wrong length, negative lengths, a minimum above its maximum, a default that does not
-# fit its field, a required name with no property.
+# of the wrong length (a label repeated is fine: the spec allows it), negative lengths, a
+# minimum above its maximum, a default that does not fit its field, a required name with no
+# property.
 
 # Every JSON Schema keyword (2020-12 and draft-07 spellings): these are refused where the table
 # above does not allow them, in both modes, since the validator would act on them.
@@ -287,7 +288,7 @@ def _check_property(prop: Any, version: str, strict: bool) -> list[str]:
         problems.extend(_string_list(prop.get("enum"), "enum"))
         names = prop.get("enumNames")
         if names is not None:
-            problems.extend(_string_list(names, "enumNames"))
+            problems.extend(_string_list(names, "enumNames", unique=False))  # the spec allows repeated labels
             if isinstance(names, list) and isinstance(prop.get("enum"), list) and len(names) != len(prop["enum"]):
                 problems.append("enumNames must have one label per enum value")
     elif kind == "titled":
@@ -336,12 +337,12 @@ def _bounds(prop: dict[str, Any], low: str, high: str, *, integer: bool) -> list
     return problems
 
 
-def _string_list(value: Any, where: str) -> list[str]:
+def _string_list(value: Any, where: str, *, unique: bool = True) -> list[str]:
     if not isinstance(value, list) or not value:
         return [f"{where} must be a non-empty list"]
     if not all(isinstance(v, str) for v in value):
         return [f"{where} may only hold strings"]
-    if len(set(value)) != len(value):
+    if unique and len(set(value)) != len(value):
         return [f"{where} has duplicate values"]
     return []
 

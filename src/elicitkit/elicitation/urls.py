@@ -36,6 +36,11 @@ class UrlAssessment:
         return self.display_host != self.host or not self.host.isascii() or bool(self.foreign_letters)
 
     @property
+    def ascii_host(self) -> str:
+        """The host in plain ASCII letters (punycode for an internationalised name): what any keyboard can type."""
+        return _ascii_host(self.host)
+
+    @property
     def foreign_letters(self) -> tuple[tuple[int, str, str], ...]:
         """Each non-ASCII letter of the domain as read: (1-based position, the letter, its Unicode name)."""
         return tuple(
@@ -63,6 +68,19 @@ class UrlAssessment:
         if self.port is not None and self.url[end : end + 1] == ":":
             end += 1 + len(str(self.port))
         return self.url[:start], self.url[start:end], self.url[end:]
+
+
+def _ascii_host(host: str) -> str:
+    labels = []
+    for label in host.split("."):
+        if label.isascii():
+            labels.append(label)
+            continue
+        try:
+            labels.append(label.encode("idna").decode("ascii"))
+        except UnicodeError:  # not a valid IDNA label: its raw punycode, still plain ASCII
+            labels.append("xn--" + label.lower().encode("punycode").decode("ascii"))
+    return ".".join(labels)
 
 
 def _decode_host(host: str) -> str:

@@ -39,11 +39,11 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 from urllib.parse import parse_qsl
 
 import anyio
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, Response
 from starlette.types import Receive, Scope, Send
 
@@ -71,7 +71,7 @@ from elicitkit.elicitation.requests import ElicitRequest, FormRequest, UrlReques
 from elicitkit.elicitation.results import ElicitationResult
 from elicitkit.elicitation.urls import assess_url
 
-__all__ = ["FOLLOW_FOR", "MAX_BODY", "FormApp", "Question"]
+__all__ = ["FOLLOW_FOR", "MAX_BODY", "FormApp", "Question", "QuestionStore"]
 
 logger = logging.getLogger("elicitkit.client.handlers.browser")
 
@@ -109,11 +109,24 @@ class Question:
     closed_at: float = 0.0
     prefix: str = "/q/"  # the app's path prefix
     expires_at: float = math.inf  # monotonic time after which its token is refused
+    seen_at: float = -math.inf  # when its page was last served (monotonic)
+    key: str | None = None  # the asker's name for it (a server's page key), kept with it wherever it is stored
+    later: bool = False  # the answer serves the caller's next call (a host without elicitation), not one waiting
+    revealed: bool = False  # the review page shows secrets in clear, asked for by the person
+    owner: str | None = None  # whose question it is: a page only ever moves on to its owner's next one
+    site_opened: bool | None = None  # a URL question after consent: did a browser open the site (None: unknown)
 
     @property
     def path(self) -> str:
         """Where the question's pages are served (and post to)."""
         return f"{self.prefix}{self.token}"
+
+    @property
+    def reloads(self) -> bool:
+        """Its page, as last served, reloads itself (a done page looking out, a waiting page)."""
+        if self.outcome == "opened":
+            return self.wait_state == "waiting"
+        return self.outcome is not None and self.followed_at >= self.seen_at
 
     @property
     def follows(self) -> bool:
@@ -123,6 +136,18 @@ class Question:
         # Just answered (its done page is on its way) or its done page was served lately.
         seen = max(self.previous.followed_at, self.previous.closed_at)
         return time.monotonic() - seen < FOLLOW_EVERY + 1
+
+
+class QuestionStore(Protocol):
+    """Where questions live when many processes serve them (a fleet): the truth for every request."""
+
+    async def load(self, token: str) -> Question | None:
+        """The question with ``token`` as stored now (None: unknown, or gone)."""
+        ...
+
+    async def save(self, question: Question) -> Question:
+        """Store ``question`` after a step; returns the stored one (the first answer wins a race)."""
+        ...
 
 
 class _Refused(Exception):
@@ -139,8 +164,14 @@ class FormApp:
     step the question is at, including after it ended (for a while: :data:`_MAX_CLOSED`).
     """
 
-    def __init__(self, *, prefix: str = "/q/", allow_host: Callable[[str], bool] | None = None) -> None:
+    def __init__(
+        self, *, prefix: str = "/q/", allow_host: Callable[[str], bool] | None = None, server: bool = False
+    ) -> None:
         """``prefix``: the path under which questions are served (``<prefix><token>``).
+
+        ``server``: the app of a server, whose pages many people open (each question then has
+        an owner, and the pages say the server at their address serves them); else the
+        client's, for the one person at this computer.
 
         ``allow_host``: when set (an app mounted in a bigger one), which ``Host`` headers it
         answers to; a POST's ``Origin`` must then be the page's own (``<scheme>://<Host>``).
@@ -153,17 +184,22 @@ class FormApp:
         self.origins: set[str] = set()  # further Origins a POST may come from (a proxy's public one)
         self.host = ""  # the one Host header we answer to ("" while not listening: everything refused)
         self.origin = ""
+        self.server = server  # served by a server for many people (else the client, for one person)
+        self.lingering = False  # the client is exiting: pages stop reloading themselves
+        self.store: QuestionStore | None = None  # a fleet: every request loads and saves its question there
 
     def listening_at(self, host: str) -> None:
         """Answer requests made to ``host`` (``127.0.0.1:<port>``); "" to refuse them all."""
         self.host = host
         self.origin = f"http://{host}" if host else ""
 
-    def open(self, request: ElicitRequest, *, expires_in: float | None = None) -> Question:
+    def open(self, request: ElicitRequest, *, expires_in: float | None = None, owner: str | None = None) -> Question:
         """A new question with fresh secrets, served from now on at its :attr:`Question.path`.
 
-        When the same server's previous question was just answered on a page, that page moves
-        on to this one (a run of questions in one tab, with a step number).
+        When the same owner's previous question was just answered on a page, that page moves
+        on to this one (a run of questions in one tab, with a step number). ``owner``: whose
+        question it is (a session, principal or claim). On a :attr:`server`'s app a question
+        without an owner is never followed on to, and never follows: many people share it.
         """
         fields = form_fields(request.requested_schema) if isinstance(request, FormRequest) else []
         question = Question(
@@ -175,17 +211,23 @@ class FormApp:
             raw={f.name: initial_raw(f) for f in fields},
             prefix=self.prefix,
             expires_at=math.inf if expires_in is None else time.monotonic() + expires_in,
+            owner=owner,
         )
-        previous = self._followed_by(request)
+        previous = self._followed_by(request, owner)
         if previous is not None:
             previous.next = question
             question.step, question.previous = previous.step + 1, previous
         self.questions[question.token] = question
         return question
 
-    def _followed_by(self, request: ElicitRequest) -> Question | None:
+    def _followed_by(self, request: ElicitRequest, owner: str | None) -> Question | None:
+        """The page this question moves into: the owner's question answered last, if its page looks out."""
+        if self.server and owner is None:
+            return None
         now = time.monotonic()
         for closed in reversed(self.closed.values()):
+            if closed.owner != owner:
+                continue  # another person's page: never theirs to show
             if closed.outcome in ("sent", "declined", "cancelled") and closed.next is None:
                 if now - closed.closed_at < FOLLOW_FOR and closed.request.origin == request.origin:
                     return closed
@@ -222,13 +264,17 @@ class FormApp:
         request = Request(scope, receive)
         try:
             response = await self._route(request)
+        except ClientDisconnect:  # the browser went away mid-request: nothing to answer, nothing broke
+            logger.debug("a browser disconnected during a %s of a page", request.method)  # the path holds the token
+            return
         except _Refused as refused:
             if refused.status != 404:
                 logger.warning("browser form refused a request: %s %s", refused.status, refused.text)
             response = _html(error_page(refused.status, refused.title, refused.text), refused.status)
         except Exception:  # still a page with the security headers, and no details for the browser
-            logger.exception("the browser form failed on %s %s", request.method, scope.get("path"))
-            response = _html(error_page(500, "Error", "Something went wrong in the client; see its log."), 500)
+            logger.exception("the browser form failed on a %s of a page", request.method)  # never the token
+            who = "server" if self.server else "client"
+            response = _html(error_page(500, "Error", f"Something went wrong in the {who}; see its log."), 500)
         await response(scope, receive, send)
 
     def _find(self, token: str, *, closed: bool = False) -> Question | None:
@@ -241,54 +287,101 @@ class FormApp:
             return None  # expired: refused like an unknown token
         return found
 
+    def served_by(self, request: Request) -> str | None:
+        """Who serves the page, as it says: None for the client on this computer, else the server's origin."""
+        if not self.server:
+            return None
+        return f"{request.url.scheme}://{request.headers.get('host', '')}"
+
     async def _route(self, request: Request) -> Response:
-        host = request.headers.get("host", "")
-        if not (self.allow_host(host) if self.allow_host is not None else self.host and host == self.host):
+        hosts = request.headers.getlist("host")
+        host = hosts[0] if len(hosts) == 1 else ""  # two Host fields: which one is meant is anyone's guess
+        allowed = self.allow_host(host) if self.allow_host is not None else self.host and host == self.host
+        if not host or not allowed:
             raise _Refused(403, "Refused", "This page is only served at its own address.")
         path: str = request.scope["path"]
         token = path[len(self.prefix) :] if path.startswith(self.prefix) else ""
-        question = self._find(token, closed=request.method == "GET") if token else None
+        question = await self._lookup(token) if token else None
         if question is None:
             raise _Refused(
                 404,
                 "Not found",
                 "This question is not open: the link is wrong, or it was already answered or withdrawn.",
             )
+        served_by = self.served_by(request)
         if request.method == "GET":
             question.claimed.set()
-            return self._show(question, still=request.query_params.get("still") == "1")
+            had_notice = question.notice is not None
+            shown = self._show(question, still=request.query_params.get("still") == "1", served_by=served_by)
+            if self.store is not None and had_notice:
+                await self.store.save(question)  # a notice is shown once
+            return shown
         if request.method != "POST":
             return _html(method_not_allowed_page(), 405, {"Allow": "GET, POST"})
         self._check_post(request)
         posted = await _read_form(request)
         if not hmac.compare_digest(_first(posted, "csrf").encode(), question.csrf.encode()):
-            raise _Refused(403, "Refused", "This form was not sent by the page this client served.")
+            who = "the server at this address" if self.server else "this client"
+            raise _Refused(403, "Refused", f"This form was not sent by a page {who} served.")
+        if question.outcome is not None:  # an old page's button (Back, then Send): show where things stand
+            question.notice = "already"
+            return _see_other(question.path)
         action = _first(posted, "action")
         if isinstance(question.request, UrlRequest):
             self._url_action(question, action, posted)
         else:
             self._form_action(question, action, posted)
+        if self.store is not None:
+            await self.store.save(question)
         return _see_other(question.path)
 
-    def _show(self, q: Question, *, still: bool = False) -> Response:
+    async def _lookup(self, token: str) -> Question | None:
+        """The question a request names: from the shared store in a fleet, else from memory."""
+        if self.store is None:
+            return self._find(token, closed=True)
+        question = await self.store.load(token)
+        if question is not None and question.outcome is None and time.monotonic() > question.expires_at:
+            return None
+        return question
+
+    def _show(self, q: Question, *, still: bool = False, served_by: str | None = None) -> Response:
         """GET: the page of the step ``q`` is at (after it ended: its outcome, or the next question).
 
         A page that waits for something (a completion notice, a next question) is served with
         a ``Refresh`` header, so it updates without script; ``still`` (``?still=1``) stops that.
         """
+        q.seen_at = time.monotonic()
         if q.outcome == "opened":
             assert isinstance(q.request, UrlRequest)
-            updating = q.wait_state == "waiting" and not still
-            page = waiting_page(q.request.origin, q.request.url, q.wait_state, updating=updating)
+            updating = q.wait_state == "waiting" and not still and not self.lingering
+            page = waiting_page(
+                q.request.origin,
+                q.request.url,
+                q.wait_state,
+                updating=updating,
+                opened=q.site_opened,
+                served_by=served_by,
+            )
             return _html(page, headers=_REFRESH if updating else None)
         if q.outcome is not None:
             nxt = q.next
             if nxt is not None and nxt.token in self.questions:
                 return _see_other(nxt.path)  # this tab moves on to the same server's next question
-            follow = nxt is None and not still and time.monotonic() - q.closed_at < FOLLOW_FOR
+            follow = nxt is None and not still and not self.lingering and time.monotonic() - q.closed_at < FOLLOW_FOR
+            if self.server and q.owner is None:
+                follow = False  # nobody's next question can be told to be this person's
             if follow:
                 q.followed_at = time.monotonic()
-            page = done_page(q.request.origin, q.outcome, follow=follow, step=q.step)
+            already, q.notice = q.notice == "already", None
+            page = done_page(
+                q.request.origin,
+                q.outcome,
+                follow=follow,
+                step=q.step,
+                served_by=served_by,
+                already=already,
+                elsewhere=q.later,
+            )
             return _html(page, headers=_REFRESH if follow else None)
         if isinstance(q.request, UrlRequest):
             problem = q.errors.get(None)
@@ -300,12 +393,13 @@ class FormApp:
                 csrf=q.csrf,
                 problem=problem,
                 reason=q.request.reason,
+                served_by=served_by,
             )
             return _html(page)
         notice, q.notice = q.notice, None
         if q.stage == "review" and q.content is not None:
-            return _html(_review(q, notice))
-        return _html(_form(q, notice))
+            return _html(_review(q, notice, served_by))
+        return _html(_form(q, notice, served_by))
 
     def _check_post(self, request: Request) -> None:
         origin = request.headers.get("origin")
@@ -323,7 +417,9 @@ class FormApp:
         elif action == "cancel":
             self.finish(q, ElicitationResult.cancel(), "cancelled")
         elif action == "change":
-            q.stage, q.errors, q.content = "form", {}, None
+            q.stage, q.errors, q.content, q.revealed = "form", {}, None, False
+        elif action in ("reveal", "hide") and q.stage == "review":
+            q.revealed = action == "reveal"  # the person checks what was pasted; shown on their next GET only
         elif action in ("yes", "no") and is_yes_no(q.fields):
             try:
                 content = answer_content(q.request.requested_schema, {q.fields[0].name: action == "yes"})
@@ -356,7 +452,7 @@ class FormApp:
             return
         assert q.content is not None
         q.defaulted = frozenset(f.name for f in q.fields if values.get(f.name) is None and f.name in q.content)
-        q.stage, q.review_id = "review", secrets.token_urlsafe(16)
+        q.stage, q.review_id, q.revealed = "review", secrets.token_urlsafe(16), False
 
     def _url_action(self, q: Question, action: str, posted: Mapping[str, list[str]]) -> None:
         assert isinstance(q.request, UrlRequest)
@@ -370,7 +466,7 @@ class FormApp:
         if action != "open" or not openable(q.request.url, facts):
             raise _Refused(400, "Bad request", "This address cannot be opened from here.")
         if facts.lookalike and not confirmed_domain(_first(posted, "confirm"), facts):
-            q.errors = {None: f"Nothing was opened: to open it, type its real name, {facts.host}, exactly."}
+            q.errors = {None: f"Nothing was opened: to open it, type its real name, {facts.ascii_host}, exactly."}
             return
         self.finish(q, ElicitationResult.accept())
 
@@ -378,7 +474,7 @@ class FormApp:
 # ------------------------------------------------------------------------------ a question's pages
 
 
-def _form(q: Question, notice: str | None = None) -> str:
+def _form(q: Question, notice: str | None = None, served_by: str | None = None) -> str:
     assert isinstance(q.request, FormRequest)
     schema = q.request.requested_schema
     title = schema.get("title")
@@ -393,10 +489,11 @@ def _form(q: Question, notice: str | None = None) -> str:
         title=title if isinstance(title, str) else None,
         notice=notice,
         step=q.step,
+        served_by=served_by,
     )
 
 
-def _review(q: Question, notice: str | None = None) -> str:
+def _review(q: Question, notice: str | None = None, served_by: str | None = None) -> str:
     assert isinstance(q.request, FormRequest) and q.content is not None
     return review_page(
         message=q.request.message,
@@ -409,6 +506,8 @@ def _review(q: Question, notice: str | None = None) -> str:
         defaulted=q.defaulted,
         step=q.step,
         notice=notice,
+        served_by=served_by,
+        revealed=q.revealed,
     )
 
 

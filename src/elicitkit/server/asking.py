@@ -55,8 +55,11 @@ def _require_mode(request: RequestScope, mode: str) -> str:
     version = request.protocol_version or LATEST_LEGACY
     if mode not in request.elicitation_modes:
         declared = sorted(request.elicitation_modes) or "no elicitation at all"
+        modes = ", ".join(sorted(request.elicitation_modes)) or "no elicitation at all"
         raise request.lacks(
-            {"elicitation": {mode: {}}}, f"the client cannot be asked in {mode} mode (it declared: {declared})"
+            {"elicitation": {mode: {}}},
+            f"the client cannot be asked in {mode} mode (it declared: {declared})",
+            need=f"this request needs the client capability elicitation in {mode} mode (the client declared: {modes})",
         )
     if mode == "url" and not supports_url_elicitation(version):
         raise ElicitationUnsupported(f"URL elicitation needs protocol 2025-11-25; this client speaks {version}")
@@ -142,7 +145,7 @@ async def _ask_with_fallback(
         return await _form_question(request, message, form, schema, version, timeout, max_attempts, key)
     host = pages_of(request.session.server)
     page_key = _page_key(request, host, message, form, key)
-    answered = host.take(page_key) if page_key is not None else None
+    answered = await host.take(page_key) if page_key is not None else None
     if answered is not None:  # answered on the page after an earlier call's deadline: this call continues
         return _typed(answered, form)
     try:
@@ -197,7 +200,7 @@ async def _ask_on_page(
     qkey = question_key(chain, question_id)
     tel = telemetry.current
     if not url_ok:
-        answered = host.take(qkey)
+        answered = await host.take(qkey, request)
         if answered is not None:
             if tel is not None:  # answered on the page since an earlier call: not timed here
                 _page_signal(tel, request, message, schema, key, answered, None)
@@ -205,9 +208,9 @@ async def _ask_on_page(
         _question, url = await host.open(qkey, message, schema, chain)
         if tel is not None:
             _page_signal(tel, request, message, schema, key, None, None)
-        host.restore(chain)  # answers this call took wait for its next attempt, with this one
+        await host.restore(chain, request)  # answers this call took wait for its next attempt, with this one
         raise AnswerOnPage(url, message, claim)
-    question, url = await host.open(qkey, message, schema)
+    question, url = await host.open(qkey, message, schema, owner=chain)
     put = _page_signal(tel, request, message, schema, key, None, None) if tel is not None else 0.0
     request.count()
     elicitation_id = hashlib.sha256(question.token.encode()).hexdigest()[:32]
@@ -215,14 +218,14 @@ async def _ask_on_page(
     raw = await request.elicit(params, timeout=DEFAULT_TIMEOUT if timeout is None else timeout, key=key)
     consent: ElicitationResult[None] = parse_result(raw, mode="url")
     if not consent.accepted:
-        host.withdraw(qkey)
+        await host.withdraw(qkey)
         return consent
     answer = question.result if question.result is not None else await host.wait(question, timeout)
     if answer is None:
-        host.withdraw(qkey)
+        await host.withdraw(qkey)
         raise ElicitationTimeout("no answer on the page in time; the page was withdrawn")
     if await request.url_finished(elicitation_id):
-        host.take(qkey)
+        await host.take(qkey)
     if tel is not None:
         _page_signal(tel, request, message, schema, key, answer, put)
     return _typed(answer, form)

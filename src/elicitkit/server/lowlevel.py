@@ -41,6 +41,10 @@ async def _set_level(ctx: RequestScope) -> JSON:
 class LowLevelServer:
     """A registry of method handlers plus the identity a server shows in ``initialize``."""
 
+    #: What the instances of a fleet share (:class:`~elicitkit.server.Server` sets it); a low-level
+    #: server has none of its own, so its pages and state stay in this process.
+    backplane: Backplane | None = None
+
     def __init__(
         self,
         name: str,

@@ -39,6 +39,7 @@ from elicitkit.elicitation.results import ElicitationResult
 if TYPE_CHECKING:
     from elicitkit.elicitation.webapp import FormApp, Question
     from elicitkit.server.lowlevel import LowLevelServer as Server
+    from elicitkit.server.page_book import FleetPages
     from elicitkit.server.scope import RequestScope
     from elicitkit.transports.http.loopback import LoopbackServer
 
@@ -64,7 +65,9 @@ class PageOptions:
     gets the link) or ``"error"`` (today's behaviour: :class:`ElicitationUnsupported` /
     :class:`ElicitationTimeout`). ``expires_in``: a page's lifetime. ``public_url``: where people
     reach the HTTP server (behind a proxy, on a public address, or mounted with ``create_app``
-    under a name it cannot vouch for); the links then use its origin. Per tool,
+    under a name it cannot vouch for); the links then use its origin. ``max_pages``: how many
+    pages may be open at once (anyone who can call a tool can make the server open one; past
+    it, asking on a page fails with a clear error, as sessions have ``max_sessions``). Per tool,
     ``ctx.elicit(..., fallback=..., deadline=...)`` overrides these.
     """
 
@@ -72,6 +75,7 @@ class PageOptions:
     deadline: float | None = None
     expires_in: float = DEFAULT_EXPIRY
     public_url: str | None = None
+    max_pages: int = 1000
 
 
 class AnswerOnPage(UrlElicitationRequired):
@@ -104,14 +108,20 @@ class AnswerOnPage(UrlElicitationRequired):
 
 
 class PageHost:
-    """One server's pages: the shared form app on a loopback listener, and the questions by caller key."""
+    """One server's pages: the shared form app on a loopback listener, and the questions by caller key.
 
-    def __init__(self, name: str, options: PageOptions | None = None) -> None:
+    In one process the questions live here; with a shared backplane (a fleet) they live on it
+    (:class:`~elicitkit.server.page_book.FleetPages`), so any instance serves any page and the
+    answer is taken once, by whichever instance runs the call.
+    """
+
+    def __init__(self, name: str, options: PageOptions | None = None, server: Any = None) -> None:
         self.origin = Origin(name=name)
         self.options = options or PageOptions()
         from elicitkit.elicitation.webapp import FormApp  # starlette: only for a server that shows pages
 
-        self.app = FormApp(prefix="/ask/")
+        self.app = FormApp(prefix="/ask/", server=True)
+        self._server = weakref.ref(server) if server is not None else None
         self._listener: LoopbackServer | None = None  # uvicorn is imported when a page is first needed
         self._lock = anyio.Lock()
         self._mounted: str | None = None
@@ -119,7 +129,26 @@ class PageHost:
         self._secret = secrets.token_bytes(32)  # signs the claims handed to anonymous callers
         self.by_key: dict[str, Question] = {}
         self._chain: dict[str, str] = {}  # question key -> the caller's call it belongs to
-        self._spent: dict[str, tuple[str, Question]] = {}  # taken answers, back if the call asks again
+        # answers a call took, by key: (chain, the call, the answer, its page, when), back only to that call
+        self._spent: dict[str, tuple[str, object, ElicitationResult[Any], Question | str, float]] = {}
+        self._opened: dict[str, float] = {}  # tokens of pages opened here -> when they expire (the cap)
+        self._book: FleetPages | None = None
+
+    def _fleet(self) -> FleetPages | None:
+        """The fleet's page storage, when the server has a shared backplane; None in one process."""
+        server = self._server() if self._server is not None else None
+        backplane = server.backplane if server is not None else None
+        if backplane is None or not backplane.shared:
+            return None
+        if self._book is None or self._book.backplane is not backplane:
+            from elicitkit.server.page_book import FleetPages
+
+            self._book = FleetPages(backplane, self.app, self.options.expires_in * 2)
+            self.app.store = self._book
+            shared = backplane.shared_secret("elicitkit/pages/claims")
+            if shared is not None:
+                self._secret = shared  # a claim issued by one instance is honoured by all
+        return self._book
 
     def mount(self, prefix: str, base_url: str | None, allow_host: Callable[[str], bool] | None = None) -> FormApp:
         """Serve the pages beside the MCP endpoint (an HTTP transport calls this once bound).
@@ -150,6 +179,7 @@ class PageHost:
         self.app.allow_host = allows
         self._mounted = _origin_of(base_url) if base_url is not None else None
         self._in_app = base_url is None
+        self._fleet()  # a fleet's instance serves pages other instances opened, from the first request
         return self.app
 
     def _public(self) -> str | None:
@@ -183,13 +213,15 @@ class PageHost:
 
     def issue_claim(self) -> str:
         """A fresh claim: a random part and this server's MAC of it (so only claims it issued count)."""
+        self._fleet()
         nonce = secrets.token_urlsafe(18)
         return f"{nonce}.{self._mac(nonce)}"
 
     def valid_claim(self, claim: object) -> bool:
-        """Whether ``claim`` is one this server issued (compared in constant time)."""
+        """Whether ``claim`` is one this server (or its fleet) issued (compared in constant time)."""
         if not isinstance(claim, str) or claim.count(".") != 1 or len(claim) > 128:
             return False
+        self._fleet()
         nonce, mac = claim.split(".")
         return hmac.compare_digest(mac.encode(), self._mac(nonce).encode())
 
@@ -199,23 +231,54 @@ class PageHost:
     # -- questions by key
 
     async def open(
-        self, key: str, message: str, schema: dict[str, Any], chain: str | None = None
+        self, key: str, message: str, schema: dict[str, Any], chain: str | None = None, *, owner: str | None = None
     ) -> tuple[Question, str]:
         """The page for question ``key`` (one caller, one call, one question): reused while open.
 
-        ``chain``: the caller's call it belongs to (:func:`caller_of`), for :meth:`restore`.
+        ``chain``: the caller's call it belongs to (:func:`caller_of`), for :meth:`restore`; its
+        answer then serves that caller's next call (a link result). ``owner``: whose page it is
+        (default ``chain``): a finished page only moves on to the same owner's next question.
+        Raises :class:`ElicitationUnsupported` when :attr:`PageOptions.max_pages` are open.
         """
         base = await self.base_url()
+        owner = owner if owner is not None else chain
+        book = self._fleet()
+        if book is not None:
+            question = await book.page_for(key)
+            if question is not None and question.result is None and time.monotonic() > question.expires_at:
+                question = None  # expired unanswered: its token is refused already
+            if question is None:
+                question = self._new(message, schema, owner, chain)
+                await book.opened(key, question)
+            return question, base + question.path
         self._prune()
         question = self.by_key.get(key)
         if question is None or (question.result is None and question.token not in self.app.questions):
-            question = self.app.open(
-                FormRequest(message, schema, origin=self.origin), expires_in=self.options.expires_in
-            )
+            question = self._new(message, schema, owner, chain)
             self.by_key[key] = question
             if chain is not None:
                 self._chain[key] = chain
         return question, base + question.path
+
+    def _new(self, message: str, schema: dict[str, Any], owner: str | None, chain: str | None) -> Question:
+        """A new page, within the cap on open pages (anyone can make a server open one)."""
+        now = time.monotonic()
+        for token in [t for t, until in self._opened.items() if until < now]:
+            del self._opened[token]
+        open_here = sum(1 for t in self._opened if t in self.app.questions or self._book is not None)
+        if open_here >= self.options.max_pages:
+            raise ElicitationUnsupported(
+                f"this server has {self.options.max_pages} pages open, its limit; try again when some are answered"
+                " or expired (configure_pages(server, max_pages=...) raises it)"
+            )
+        question = self.app.open(
+            FormRequest(message, schema, origin=self.origin), expires_in=self.options.expires_in, owner=owner
+        )
+        question.later = chain is not None
+        self._opened[question.token] = question.expires_at
+        if self._book is not None:
+            self.app.questions.pop(question.token, None)  # in a fleet the store is the truth, not this copy
+        return question
 
     def _prune(self) -> None:
         """Forget pages that expired unanswered (their tokens are refused already), and answers
@@ -224,41 +287,70 @@ class PageHost:
         keep = self.options.expires_in
         for stale, q in list(self.by_key.items()):
             if (q.result is None and now > q.expires_at) or now > q.expires_at + keep:
-                self.withdraw(stale)
-        for spent in [k for k, (_, q) in self._spent.items() if now > q.expires_at + keep]:
+                self._drop(stale)
+        for spent in [k for k, entry in self._spent.items() if now > entry[4] + keep]:
             del self._spent[spent]
 
-    def take(self, key: str) -> ElicitationResult[Any] | None:
-        """The answer given on ``key``'s page, once: a second call does not get it again
-        (unless this one ends up asking on a page again: :meth:`restore`)."""
-        question = self.by_key.get(key)
-        if question is None or question.result is None:
-            return None
-        del self.by_key[key]
-        chain = self._chain.pop(key, None)
-        if chain is not None:
-            self._spent[key] = (chain, question)
-        return question.result
+    async def take(self, key: str, call: object = None) -> ElicitationResult[Any] | None:
+        """The answer given on ``key``'s page, once: a second call does not get it again (unless
+        ``call``, the one taking it, ends up asking on a page again: :meth:`restore`)."""
+        book = self._fleet()
+        page: Question | str
+        if book is not None:
+            taken = await book.take(key)
+            if taken is None:
+                return None
+            result, page = taken
+            chain = None
+        else:
+            question = self.by_key.get(key)
+            if question is None or question.result is None:
+                return None
+            del self.by_key[key]
+            chain = self._chain.pop(key, None)
+            result, page = question.result, question
+        if call is not None:
+            self._spent[key] = (chain or "", call, result, page, time.monotonic())
+        return result
 
-    def restore(self, chain: str) -> None:
-        """The call ``chain`` took answers and then needed another page: it ends with a link, so
-        the answers it took wait for its next attempt (a tool asking several questions gets
-        them all by calling again, as on a 2026 round)."""
-        for key in [k for k, (c, _) in self._spent.items() if c == chain]:
-            _, question = self._spent.pop(key)
-            self.by_key[key] = question
-            self._chain[key] = chain
+    async def restore(self, chain: str, call: object = None) -> None:
+        """The call ``call`` took answers and then needed another page: it ends with a link, so
+        the answers *it* took wait for its next attempt (a tool asking several questions gets
+        them all by calling again, as on a 2026 round). Answers earlier calls used stay used."""
+        book = self._fleet()
+        for key in [k for k, entry in self._spent.items() if entry[1] is call and call is not None]:
+            _, _, result, page, _ = self._spent.pop(key)
+            if isinstance(page, str):
+                if book is not None:
+                    await book.put_back(key, result, page)
+                continue
+            if key not in self.by_key:  # else a fresh page for it is open: the person's new answer counts
+                self.by_key[key] = page
+                self._chain[key] = chain
 
-    def withdraw(self, key: str) -> None:
+    async def withdraw(self, key: str) -> None:
         """The call ended without needing the page (declined elsewhere, or error): its token dies."""
+        book = self._fleet()
+        if book is not None:
+            await book.withdraw(key)
+            return
+        self._drop(key)
+
+    def _drop(self, key: str) -> None:
         question = self.by_key.pop(key, None)
         self._chain.pop(key, None)
         if question is not None and question.result is None:
             self.app.finish(question, ElicitationResult.cancel())
 
     async def wait(self, question: Question, timeout: float | None) -> ElicitationResult[Any] | None:
-        """The page's answer, or None after ``timeout`` seconds."""
-        with anyio.move_on_after(timeout if timeout is not None else DEFAULT_EXPIRY):
+        """The page's answer, or None after ``timeout`` seconds or when the page expires first
+        (a dead page can no longer be answered: the call ends then, not at its own timeout)."""
+        limit = timeout if timeout is not None else DEFAULT_EXPIRY
+        limit = min(limit, max(0.0, question.expires_at - time.monotonic()))
+        book = self._fleet()
+        if book is not None:
+            return await book.wait(question, limit)
+        with anyio.move_on_after(limit):
             await question.done.wait()
         return question.result
 
@@ -268,6 +360,7 @@ class PageHost:
         self.by_key.clear()
         self._chain.clear()
         self._spent.clear()
+        self._opened.clear()
         self.app.listening_at("")
         if self._listener is not None:
             await self._listener.stop()
@@ -291,7 +384,7 @@ def pages_of(server: Server) -> PageHost:
     host = _HOSTS.get(server)
     if host is None:
         info = server.server_info
-        host = _HOSTS[server] = PageHost(str(info.get("name") or "this server"))
+        host = _HOSTS[server] = PageHost(str(info.get("name") or "this server"), server=server)
         host.origin = Origin(name=host.origin.name, version=info.get("version"), title=info.get("title"))
     return host
 

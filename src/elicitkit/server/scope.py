@@ -163,8 +163,9 @@ class RequestScope:
 
     # -- what differs by kind: asking -------------------------------------------------
 
-    def lacks(self, capability: dict[str, Any], text: str) -> Exception:
-        """The error for a question the client did not declare it can take (``text``: why, for people)."""
+    def lacks(self, capability: dict[str, Any], text: str, *, need: str | None = None) -> Exception:
+        """The error for a question the client did not declare it can take (``text``: why, for people;
+        ``need``: the same as the -32021 error's message, where the era answers with one)."""
         raise NotImplementedError
 
     def ask(self, method: str, params: JSON, *, key: str | None = None) -> Awaitable[JSON]:
@@ -273,7 +274,7 @@ class _HandshakeScope(RequestScope):
 
     __slots__ = ()
 
-    def lacks(self, capability: dict[str, Any], text: str) -> Exception:
+    def lacks(self, capability: dict[str, Any], text: str, *, need: str | None = None) -> Exception:
         return ElicitationUnsupported(text)
 
     def ask(self, method: str, params: JSON, *, key: str | None = None) -> Awaitable[JSON]:
@@ -405,8 +406,8 @@ class _StatelessScope(RequestScope):
             raise ElicitationUnsupported(f"{self.request.method} cannot ask for input on a 2026-07-28 connection")
         return round_
 
-    def lacks(self, capability: dict[str, Any], text: str) -> Exception:
-        return missing_capability(capability)  # 2026: the request cannot proceed
+    def lacks(self, capability: dict[str, Any], text: str, *, need: str | None = None) -> Exception:
+        return missing_capability(capability, need)  # 2026: the request cannot proceed
 
     # ask / ask_all / elicit: plain functions handing back the round's coroutine (one frame fewer per question)
     def ask(self, method: str, params: JSON, *, key: str | None = None) -> Awaitable[JSON]:

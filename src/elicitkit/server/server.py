@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import sys
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal, TypeVar
@@ -382,7 +383,7 @@ class Server(LowLevelServer):
         from elicitkit.server.rounds.redis_spent import RedisSpentStates
         from elicitkit.server.tasks.redis_store import RedisTaskStore
 
-        self.tasks.adopt_store(RedisTaskStore(place.client, prefix=place.prefix))
+        self.tasks.adopt_store(RedisTaskStore(place.client, prefix=place.prefix, sealer=place.sealer))
         codec = self.state_codec
         if isinstance(codec, AeadStateCodec) and type(codec.spent) is SpentStates:
             codec.spent = RedisSpentStates(place.client, prefix=place.prefix)
@@ -464,6 +465,9 @@ class Server(LowLevelServer):
 
         return create_app(self, path=path, **options)
 
+    def _say_listening(self, url: str) -> None:
+        print(f"{self.name}: serving MCP at {url} (Ctrl-C stops)", file=sys.stderr, flush=True)
+
     async def run_async(
         self,
         transport: Literal["stdio", "http"] = "stdio",
@@ -480,7 +484,8 @@ class Server(LowLevelServer):
         ``access_log`` (False), ``header_timeout`` (10 s), ``body_timeout`` (30 s),
         ``shutdown_grace`` (5 s), ``session_idle_timeout`` (1800 s), ``max_sessions`` (10,000),
         ``dns_rebinding_protection``, ``allowed_hosts``, ``allowed_origins``, ``json_response``,
-        ``max_message_bytes`` and ``retention_seconds``.
+        ``max_message_bytes``, ``retention_seconds`` and ``on_listening`` (called with the URL once it
+        listens; by default the URL is printed on stderr).
         """
         if transport not in ("stdio", "http"):
             raise ValueError(f"unknown transport {transport!r}; use 'stdio' or 'http'")
@@ -488,9 +493,18 @@ class Server(LowLevelServer):
             if transport == "stdio":
                 from elicitkit.transports.stdio import serve_stdio
 
+                if sys.stdin.isatty():  # a person ran it by hand: say why nothing seems to happen
+                    print(
+                        f"{self.name}: speaking MCP over stdio; an MCP client starts this command itself"
+                        ' (elicitkit call "python this_file.py"). Ctrl-D ends.',
+                        file=sys.stderr,
+                        flush=True,
+                    )
                 await _until_signal(serve_stdio(self, **options))
             else:
                 from elicitkit.transports.http.serve import serve_http
+
+                options.setdefault("on_listening", self._say_listening)
 
                 await serve_http(self, host=host, port=port, path=path, **options)  # it handles the signals
         finally:
@@ -498,8 +512,17 @@ class Server(LowLevelServer):
                 await self.tasks.aclose()
 
     def run(self, transport: Literal["stdio", "http"] = "stdio", **kwargs: Any) -> None:
-        """Serve until the client goes away (stdio) or until SIGINT/SIGTERM; see :meth:`run_async`."""
-        anyio.run(lambda: self.run_async(transport, **kwargs))
+        """Serve until the client goes away (stdio) or until SIGINT/SIGTERM; see :meth:`run_async`.
+
+        The program's main loop: an address that cannot be had ends the program with that one
+        line (exit status 1), not a traceback (:meth:`run_async` raises ``CannotListen``).
+        """
+        from elicitkit.transports.http.serve import CannotListen
+
+        try:
+            anyio.run(lambda: self.run_async(transport, **kwargs))
+        except CannotListen as exc:
+            raise SystemExit(f"error: {exc}") from None
 
 
 async def _drop(message: JSON, related: Any = None) -> None:

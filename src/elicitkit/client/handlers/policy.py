@@ -157,6 +157,12 @@ class Policy:
         self.clock = clock
         self.pending = 0
 
+    async def aclose(self) -> None:
+        """Close the wrapped handler, if it has anything to close (the browser form's server)."""
+        closing = getattr(self.handler, "aclose", None)
+        if closing is not None:
+            await closing()
+
     def _server_allowed(self, origin: Origin | None) -> bool:
         name = origin.name if origin else "unknown server"
         if any(fnmatch.fnmatchcase(name, p) for p in self.deny_servers):

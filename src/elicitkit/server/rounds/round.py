@@ -7,7 +7,7 @@ call with ``inputResponses``. On the retry the handler runs again from the top, 
 question it asks is answered from the retry (or from answers recorded in the sealed state)
 until it either finishes or needs more.
 
-The contract for tool authors (also in the README): the code before each question must be
+The contract for tool authors (also in docs/modern.md): the code before each question must be
 safe to run again, and must ask the same questions in the same order for the same arguments
 and answers. Each recorded answer is pinned to a fingerprint of the question it answered; if
 a re-run asks something different under the same key, the old answer is not reused and the
@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 from typing import Any, NoReturn
 
-from elicitkit.protocol.errors import INVALID_PARAMS, MCPError
+from elicitkit.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, MCPError
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.server.rounds.sealing import (
     InvalidRequestState,
@@ -116,6 +116,7 @@ class InputRound(Round):
 
     unclaimed: SealedState | None = None
     _spent_later: SpentStore | None = None
+    _diverged = False  # this run took an answer that replaced a recorded one
 
     def __init__(self, method: str, params: JSON, codec: StateCodec, principal: str | None = None) -> None:
         self.codec = codec
@@ -170,7 +171,10 @@ class InputRound(Round):
         fingerprint = fingerprint_question(question)
         self._asked[key] = fingerprint
         if key in self.responses:
+            self._check_replayed(key, fingerprint)
             response = self.responses[key]
+            if self.previous is not None and self.previous.answers.get(key, response) != response:
+                self._diverged = True  # an answer replaced: the questions after it may differ now
             if not isinstance(response, dict):
                 raise MCPError(INVALID_PARAMS, f"inputResponses[{key!r}] must be an object")
             if method == "elicitation/create" and response.get("action") not in ("accept", "decline", "cancel"):
@@ -180,6 +184,32 @@ class InputRound(Round):
             recorded: JSON = self.previous.answers[key]
             return recorded
         return None
+
+    def _check_replayed(self, key: str, fingerprint: str) -> None:
+        """The retry answers ``key``: the question this run asks under it must be the one answered.
+
+        It was asked in the previous round (its fingerprint is in the sealed state); a run that
+        asks something else under the same key broke the replay contract, and taking the answer
+        would answer the wrong question, while asking again would only loop (the client answers,
+        the next run asks yet another text) until the client gives up after its rounds, with an
+        error that does not point here. Once the retry replaced an earlier answer, the run's
+        inputs differ from the last round's and a later question may rightly read differently.
+        """
+        previous = self.previous
+        answered = previous.questions.get(key) if previous is not None else None
+        if answered is None or answered == fingerprint or self._diverged:
+            return
+        logger.warning(
+            "replay contract broken: %s asked a different question under %r on a retry", self.binding.target, key
+        )
+        raise MCPError(
+            INTERNAL_ERROR,
+            f"the tool asked a different question under {key!r} on this retry than the one the answer is for:"
+            " a 2026-07-28 call runs again from the top on each retry (maybe on another server instance) and"
+            " must ask the same questions for the same arguments and answers (the replay contract); a question"
+            " whose text changes per run (a process id, a time, a random value) breaks it",
+            {"replayMismatch": key},
+        )
 
     def result(self) -> JSON:
         """The ``InputRequiredResult`` for the questions still open, with the state to echo."""

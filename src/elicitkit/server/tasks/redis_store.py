@@ -18,11 +18,15 @@ replay contract with a shared store):
 
 Layout, under ``prefix`` (default ``elicitkit:``):
 
-* ``{prefix}task:{id}``: a hash, ``v`` (the version) and ``b`` (the record as compact JSON);
+* ``{prefix}task:{id}``: a hash, ``v`` (the version) and ``b`` (the record as compact JSON, sealed:
+  encrypted and authenticated under the fleet key, bound to the key and the version, so Redis
+  access alone can neither read a question, an answer or a result nor change a record, its owner
+  included; a record that does not open is refused with a log line, as if it did not exist);
 * ``{prefix}tasks:expiry``: a sorted set of ids by expiry (creation + TTL), for :meth:`list_expired`;
 * ``{prefix}tasks:stale``: a sorted set of ``working`` ids by lease expiry (``-inf`` when no
   lease), for :meth:`list_stale`; other statuses are not in it;
-* ``{prefix}tasks:changed``: a pub/sub channel; every committed write publishes the task id
+* ``{prefix}tasks:changed``: a pub/sub channel; every committed write publishes the task id (in
+  clear: routing, not content; a message that is not an id is dropped with one log line)
   (:meth:`changes`), so the other instances can tell their ``subscriptions/listen`` streams
   (:class:`~elicitkit.server.tasks.relay.TaskChangeRelay`, started by the server on first use).
 
@@ -52,6 +56,8 @@ import redis.asyncio as aioredis
 from redis.commands.core import AsyncScript
 from redis.exceptions import RedisError
 
+from elicitkit.backplane.sealing import Sealer
+from elicitkit.backplane.signing import fleet_key
 from elicitkit.protocol.tasks import WORKING
 from elicitkit.server.tasks.store import (
     TaskExists,
@@ -133,13 +139,22 @@ _UNAVAILABLE = (RedisError, OSError)
 class RedisTaskStore(TaskStore):
     """Task records in Redis, shared by every instance of a fleet (see the module docstring).
 
-    ``client``: a ``redis.asyncio.Redis`` (bytes or decoded responses both work), owned by the
-    caller. ``prefix``: put in front of every key and channel, so several servers (or tests) can
-    share one Redis.
+    ``client``: a ``redis.asyncio.Redis`` returning bytes (the default), owned by the caller.
+    ``prefix``: put in front of every key and channel, so several servers (or tests) can share
+    one Redis. ``sealer``: what seals the records (the backplane's, when the server makes the
+    store); else one under ``key`` (default: ``$ELICITKIT_FLEET_KEY``, as the backplane).
     """
 
-    def __init__(self, client: aioredis.Redis, *, prefix: str = "elicitkit:") -> None:
+    def __init__(
+        self,
+        client: aioredis.Redis,
+        *,
+        prefix: str = "elicitkit:",
+        sealer: Sealer | None = None,
+        key: bytes | str | None = None,
+    ) -> None:
         self.client = client
+        self.sealer = sealer if sealer is not None else Sealer(fleet_key(key))
         self.prefix = prefix
         self._record_prefix = f"{prefix}task:"
         self._expiry = f"{prefix}tasks:expiry"
@@ -156,8 +171,13 @@ class RedisTaskStore(TaskStore):
     def _keys(self, task_id: str) -> list[str]:
         return [self._record_prefix + task_id, self._expiry, self._stale, self.channel]
 
-    @staticmethod
-    def _index_args(record: TaskRecord) -> list[Any]:
+    def _seal(self, record: TaskRecord, version: int) -> bytes:
+        return self.sealer.seal(self._where(record.task_id, version), record_to_json(record))
+
+    def _where(self, task_id: str, version: int) -> bytes:
+        return b"%s%s\0%d" % (self._record_prefix.encode(), task_id.encode(), version)
+
+    def _index_args(self, record: TaskRecord, version: int) -> list[Any]:
         """What the scripts need to re-index a record: its body, its scores, its Redis expiry."""
         expires = record.expires_at
         if record.status != WORKING:
@@ -167,7 +187,7 @@ class RedisTaskStore(TaskStore):
         else:
             stale = repr(record.lease_expires_at)
         return [
-            record_to_json(record),
+            self._seal(record, version),
             "" if expires is None else repr(expires),
             stale,
             # a duration, not a date: the record's clock need not be Redis's (tests inject one)
@@ -196,7 +216,7 @@ class RedisTaskStore(TaskStore):
     async def create(self, record: TaskRecord) -> TaskRecord:
         self._check_open()
         try:
-            created = await self._create(keys=self._keys(record.task_id), args=self._index_args(record))
+            created = await self._create(keys=self._keys(record.task_id), args=self._index_args(record, 1))
         except _UNAVAILABLE as exc:
             raise self._unavailable("create", exc) from exc
         if not created:
@@ -211,11 +231,16 @@ class RedisTaskStore(TaskStore):
             raise self._unavailable("get", exc) from exc
         if version is None or body is None:
             return None
-        return record_from_json(body, int(version))
+        sealed = body if isinstance(body, bytes) else body.encode()
+        opened = self.sealer.open(self._where(task_id, int(version)), sealed)
+        if opened is None:
+            logger.warning("task record %s in Redis does not open (changed or forged there): refused", task_id)
+            return None
+        return record_from_json(opened, int(version))
 
     async def replace(self, record: TaskRecord, *, expected_version: int) -> TaskRecord | None:
         self._check_open()
-        args = [*self._index_args(record), str(expected_version)]
+        args = [*self._index_args(record, expected_version + 1), str(expected_version)]
         try:
             changed = await self._replace(keys=self._keys(record.task_id), args=args)
         except _UNAVAILABLE as exc:
@@ -272,7 +297,9 @@ class RedisTaskStore(TaskStore):
             async for message in pubsub.listen():
                 kind = message.get("type")  # redis-py gives it as str
                 if kind == "message":
-                    yield _text(message["data"])
+                    task_id = _task_id(message["data"])
+                    if task_id is not None:
+                        yield task_id
                 elif kind == "subscribe" and subscribed is not None:
                     await subscribed()
         except _UNAVAILABLE as exc:
@@ -286,3 +313,12 @@ class RedisTaskStore(TaskStore):
 
 def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
+
+
+def _task_id(data: bytes | str) -> str | None:
+    """A task id from the change channel, or None (logged once per message) if it is not one."""
+    try:
+        return _text(data)
+    except UnicodeDecodeError:
+        logger.warning("dropped a message on the task change channel that is not UTF-8 (%d bytes)", len(data))
+        return None

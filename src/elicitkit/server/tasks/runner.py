@@ -326,14 +326,27 @@ class TaskRunner:
                 self._stop_local(task_id)
                 return
 
-    async def sweep(self, *, limit: int = 100) -> tuple[int, int]:
-        """Delete expired tasks and settle interrupted runs; returns (expired, interrupted) counts."""
+    async def sweep(self, *, limit: int = 500) -> tuple[int, int]:
+        """Delete expired tasks and settle interrupted runs; returns (expired, interrupted) counts.
+
+        Every expired task goes, ``limit`` at a time (a batch per store call, so the loop never
+        holds the store long): one sweep per interval that deleted only a fixed number would
+        fall behind any creation rate above it, and the store would grow forever.
+        """
         now = self._clock()
         expired = 0
-        for task_id in await self.store.list_expired(now, limit=limit):
-            record = await self.store.get(task_id)
-            if record is not None and await self._expire(record):
-                expired += 1
+        stuck: set[str] = set()  # changed while we looked: the next sweep tries again
+        while True:
+            batch = [t for t in await self.store.list_expired(now, limit=limit + len(stuck)) if t not in stuck]
+            for task_id in batch:
+                record = await self.store.get(task_id)
+                if record is not None and await self._expire(record):
+                    expired += 1
+                else:
+                    stuck.add(task_id)
+            if len(batch) < limit:
+                break
+            await asyncio.sleep(0)  # let requests in between batches
         interrupted = 0
         for task_id in await self.store.list_stale(now, limit=limit):
             if self.running(task_id):

@@ -375,6 +375,9 @@ class StreamableHTTPHandler:
                         break
                 if finished:
                     break
+                if not with_ids and stream.public_id is not None and stream.events:
+                    # 2026: written is gone for good (no ids, no resumption): keep none of it
+                    del stream.events[: max(0, cursor - stream.events[0][0] + 1)]
                 if stream.detach_retry_ms is not None:
                     retry = stream.detach_retry_ms
                     stream.detach_retry_ms = None
@@ -423,6 +426,9 @@ class StreamableHTTPHandler:
         if last is not None:
             event = parse_event_id(last)  # malformed or unknown alike: no event of ours, so 404
             found = hs.by_key.get(event[0]) if event is not None else None
+            if found is None and event is not None and self.fleet is not None:
+                # a stream another instance relayed, over now: its events are recorded in the fleet
+                found = await self.fleet.recorded(hs.session_id, *event)
             if event is None or found is None:
                 await send_error(send, 404, INVALID_REQUEST, f"cannot resume from event {last[:80]!r}")
                 return

@@ -40,6 +40,14 @@ STREAM_END_GRACE = 2.0  # seconds a response stream may stay open after its resp
 # opening one socket each next to the thousands of response streams still open.
 MAX_CONCURRENT_ANSWERS = 64
 ANSWER_ATTEMPTS = 3
+# An answer (a response to the server's question) refused with one of these statuses is posted
+# again for this long, backing off: a fleet refuses it while its shared store (Redis) restarts
+# (503), or for a moment after (404 until the session is registered again). Past that, the call
+# the question belongs to fails with the refusal: it would otherwise wait for a result that the
+# server, never having the answer, cannot send.
+ANSWER_RETRY_STATUSES = frozenset({404, 502, 503, 504})
+ANSWER_RETRY_SECONDS = 8.0
+_ASKED_REMEMBERED = 4096  # questions whose call is remembered (a bounded map, cleared when full)
 # ``data`` key of the local error for a request refused because its session is gone.
 SESSION_EXPIRED = "sessionExpired"
 
@@ -81,6 +89,7 @@ class StreamableHTTPTransport:
         self._listening = False
         self.sessions = True  # stateless (set_stateless): no Mcp-Session-Id, nothing to resume
         self._answers: anyio.Semaphore | None = None
+        self._asked_in: dict[RequestId, RequestId] = {}  # the server's question -> the call it came on
 
     def set_stateless(self, stateless: bool) -> None:
         """Stateless: forget and ignore session ids, open no GET stream, resume nothing, DELETE nothing."""
@@ -214,7 +223,10 @@ class StreamableHTTPTransport:
         if resp.status in CHALLENGE_STATUSES:
             await self._lost(request_id, self._refused(resp.status))
             return
-        await self._lost(request_id, f"HTTP {resp.status} without a JSON-RPC answer: {body[:200]!r}")
+        said = f"HTTP {resp.status} without a JSON-RPC answer: {body[:200]!r}"
+        if resp.status in (404, 405):
+            said += f"; is {self.url} the MCP endpoint? It is usually at the path /mcp"
+        await self._lost(request_id, said)
 
     async def _post_again(self, data: bytes, headers: dict[str, str]) -> aiohttp.ClientResponse:
         """The POST after an auth challenge; once more on a fresh connection if a kept-alive one was dead.
@@ -285,8 +297,13 @@ class StreamableHTTPTransport:
         if self._answers is None:
             self._answers = anyio.Semaphore(MAX_CONCURRENT_ANSWERS)
         data = encode(message)
+        is_answer = "method" not in message
+        call = self._asked_in.pop(message.get("id"), None) if is_answer else None  # type: ignore[arg-type]
+        give_up = anyio.current_time() + ANSWER_RETRY_SECONDS
         async with self._answers:
-            for attempt in range(1, ANSWER_ATTEMPTS + 1):
+            attempt = 0
+            while True:
+                attempt += 1
                 try:
                     authorized, _ = await self._authorized("POST", headers)
                     async with self._http.post(self.url, data=data, headers=authorized) as resp:
@@ -294,13 +311,20 @@ class StreamableHTTPTransport:
                             self.session_id = resp.headers["mcp-session-id"]
                         body = await resp.read()
                 except aiohttp.ClientConnectionError:
-                    if attempt == ANSWER_ATTEMPTS:
+                    if attempt >= ANSWER_ATTEMPTS:
                         raise
                     await anyio.sleep(0.05 * attempt)
                     continue
-                if resp.status >= 400:
-                    what = message.get("method", "response")
-                    logger.warning("server refused a %s: HTTP %d %s", what, resp.status, body[:200])
+                if resp.status < 400:
+                    return
+                if is_answer and resp.status in ANSWER_RETRY_STATUSES and anyio.current_time() < give_up:
+                    await anyio.sleep(min(0.1 * 2 ** min(attempt, 4), 1.0))
+                    continue
+                what = message.get("method", "response")
+                logger.warning("server refused a %s: HTTP %d %s", what, resp.status, body[:200])
+                if call is not None:  # the call this answered fails, rather than wait for nothing
+                    why = f"the server refused the answer to its question (HTTP {resp.status}): {_reason(body)}"
+                    await self._lost(call, why)
                 return
 
     async def _deliver(self, obj: Any) -> None:
@@ -346,6 +370,10 @@ class StreamableHTTPTransport:
                             with anyio.CancelScope(shield=True):  # the end-of-stream wait must not cut it
                                 await self._deliver(obj)
                             continue
+                        if request_id is not None and isinstance(obj, dict) and "method" in obj and "id" in obj:
+                            if len(self._asked_in) >= _ASKED_REMEMBERED:
+                                self._asked_in.clear()
+                            self._asked_in[obj["id"]] = request_id  # a question asked on this call
                         if (
                             request_id is not None
                             and isinstance(obj, dict)
@@ -392,3 +420,12 @@ class StreamableHTTPTransport:
             if reopened is None:
                 return
             resp = reopened
+
+
+def _reason(body: bytes) -> str:
+    """What a refusal says: its JSON-RPC error message, else the start of its body."""
+    try:
+        message = orjson.loads(body)["error"]["message"]
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        return body[:200].decode(errors="replace") or "no reason given"
+    return str(message)[:200]

@@ -47,6 +47,7 @@ OWNER_GONE = "the server instance holding this session stopped; start a new sess
 _OWNER_CACHE = 100_000  # remembered session owners (cleared when full)
 _ATTACH_TIMEOUT = 5.0  # seconds an owner has to answer an attach
 REDIS_GONE = "the fleet lost its shared store (Redis) during this call; try again"
+REDIS_WAS_GONE = "the fleet's shared store (Redis) was unreachable during this call; try again"
 
 
 # ----------------------------------------------------------------------------- the owner's side
@@ -337,11 +338,23 @@ class Fleet:
         call left waiting would wait forever. Streams relayed elsewhere cannot reach their
         client at all. Sessions themselves go on; new calls work once Redis is back.
         """
+        self._end_calls(REDIS_GONE)
+
+    def regained_contact(self) -> None:
+        """Redis is back: end the calls that started while it was away and still run.
+
+        An answer to their questions that landed on another instance was refused (503, or 404
+        until the session was registered again) and is lost: the server cannot tell, so such a
+        call would wait for it until its timeout. Ending them bounds the outage's effect.
+        """
+        self._end_calls(REDIS_WAS_GONE)
+
+    def _end_calls(self, why: str) -> None:
         for hs in list(self.table.sessions.values()):
             for stream in list(hs.streams.values()):
                 if stream.done or stream.request_id is None:
                     continue
-                error = MCPError(INTERNAL_ERROR, REDIS_GONE)
+                error = MCPError(INTERNAL_ERROR, why)
                 stream.push(encode(ErrorResponse(stream.request_id, error).to_wire()), True)
                 hs.session.cancel(stream.request_id)
 
@@ -466,6 +479,26 @@ class Fleet:
             relay.standalone = stream
         relay.flush(history or ())
         return relay, stream
+
+    async def recorded(self, session_id: str, key: str, cursor: int) -> Stream | None:
+        """On the owner: a finished stream another instance relayed (dropped from memory at its
+        end), from its recorded events after ``cursor``; None if none is recorded, or it has not ended."""
+        try:
+            history = await self.backplane.replay(session_id, key, cursor)
+        except Exception as exc:
+            logger.warning("could not read the recorded stream of session %s: %s", session_id[:8], exc)
+            return None
+        if not _ended(history):
+            return None
+        stream = Stream(key, None)
+        stream.next_seq = cursor + 1
+        for seq, payload, kind in history or ():
+            if kind in (EVENT, FINAL) and seq >= stream.next_seq:
+                stream.next_seq = seq
+                stream.push(payload, kind == FINAL)
+            elif kind in (END, REJECT):
+                stream.end_silently()
+        return stream
 
     async def _ask_owner(self, relay: RemoteSession, owner: str, key: str, cursor: int) -> bool:
         """Ask the owner to publish the stream from ``cursor`` on its channel: nothing was recorded

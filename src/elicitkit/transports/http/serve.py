@@ -23,13 +23,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import math
-from collections.abc import AsyncIterator, Awaitable, Iterator
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from elicitkit.errors import ElicitkitError
 from elicitkit.runtime.contract import ASGIApp, Endpoint
 from elicitkit.transports.http.asgi import StreamableHTTPHandler
 from elicitkit.transports.http.responses import ASGISend, Receive, Scope, send_plain
@@ -406,6 +409,27 @@ async def serve_http_background(
             userver.should_exit = True
 
 
+class CannotListen(ElicitkitError, OSError):
+    """The HTTP server could not take its address (the port is taken, the host is not this machine's)."""
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """The listening socket, bound here so a taken port is one clear error, not uvicorn's exit."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET  # as uvicorn chooses ("localhost": IPv4)
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: a TIME_WAIT port is free
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        said = f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+        if exc.errno == errno.EADDRINUSE:
+            said += " (another server is using that port: stop it, or choose another port)"
+        raise CannotListen(said) from None
+    sock.set_inheritable(True)
+    return sock
+
+
 async def serve_http(
     server: Endpoint,
     *,
@@ -417,18 +441,22 @@ async def serve_http(
     header_timeout: float | None = DEFAULT_HEADER_TIMEOUT,
     body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
     shutdown_grace: float = DEFAULT_SHUTDOWN_GRACE,
+    on_listening: Callable[[str], None] | None = None,
     **options: Any,
 ) -> None:
     """Serve until SIGINT or SIGTERM, then shut down and return (exit status 0).
 
     After the first signal the process ends within about ``shutdown_grace`` + 4 seconds,
-    whatever a tool is doing: past that, it exits from a watchdog thread. ``options`` go to
-    :class:`~.asgi.StreamableHTTPHandler`; the rest is described in this module.
+    whatever a tool is doing: past that, it exits from a watchdog thread. A port that cannot be
+    had raises :class:`CannotListen` before anything starts; ``on_listening(url)`` is called once
+    the endpoint accepts requests. ``options`` go to :class:`~.asgi.StreamableHTTPHandler`; the
+    rest is described in this module.
     """
     import signal
 
     from elicitkit.transports.shutdown import FORCE_EXIT_AFTER, exit_after
 
+    sock = _bind(host, port)
     app = _serving_app(server, path, options)
     config = _config(
         app,
@@ -446,6 +474,14 @@ async def serve_http(
     userver = _uvicorn_server(config, table, shutdown_grace, own_signals=True)
     async with anyio.create_task_group() as tg:
 
+        async def announce() -> None:
+            while not userver.started:  # noqa: ASYNC110 - uvicorn offers no started event
+                await anyio.sleep(0.01)
+            if on_listening is not None:
+                on_listening(f"http://{shown}:{port}{path}")
+
+        tg.start_soon(announce)
+
         async def stop_on_signal() -> None:
             with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                 async for _ in signals:
@@ -456,5 +492,6 @@ async def serve_http(
                     exit_after(math.ceil(shutdown_grace + _CANCEL_MARGIN) + FORCE_EXIT_AFTER, "a request")
 
         tg.start_soon(stop_on_signal)
-        await userver.serve()
+        with sock:
+            await userver.serve(sockets=[sock])
         tg.cancel_scope.cancel()

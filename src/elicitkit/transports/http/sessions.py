@@ -32,6 +32,9 @@ from elicitkit.transports.http.streams import Stream
 logger = logging.getLogger("elicitkit.http")
 
 STANDALONE_REPLAY_LIMIT = 1000  # events the standalone stream keeps for resumption
+# Messages a 2026 request's stream (subscriptions/listen, a long call) may hold unwritten: its
+# client does not read them. Written ones are not kept (no event ids: nothing can resume).
+UNREAD_LIMIT = 1000
 # Stable names for the retention tasks, so a debugger (or a leak test) can find them.
 RETIRE_TASK = "elicitkit.http._retire.<locals>.later"
 RETIRE_WHEN_DONE_TASK = "elicitkit.http._retire_when_done.<locals>.watch"
@@ -120,6 +123,13 @@ class HTTPSession:
         payload = bytes(memoryview(encode(message)))
         stream = self.streams.get(related) if related is not None else None
         target = stream if stream is not None and not stream.done else self.standalone
+        if target.public_id is not None and len(target.events) >= UNREAD_LIMIT and target.request_id is not None:
+            # 2026 (no event ids: nothing replays) and its client reads none of it: end the
+            # request rather than hold every message for a reader that never comes
+            logger.warning("a client left %d messages of one stream unread; ending that request", len(target.events))
+            target.end_silently()
+            self.session.cancel(target.request_id)
+            return
         target.push(payload, False)
         if target is self.standalone and len(target.events) > STANDALONE_REPLAY_LIMIT:
             del target.events[0]
@@ -303,6 +313,8 @@ class SessionTable:
             task_status.started()
             await hs.closed.wait()
             hs.session.close("session terminated")
+        for stream in list(hs.streams.values()):  # its calls are over: wake whoever waits on them
+            stream.end_silently()
         self.sessions.pop(hs.session_id, None)
         if self.on_end is not None and hs.session_id:
             self.on_end(hs)
@@ -323,8 +335,14 @@ class SessionTable:
             hs.drop_stream(stream)
             return
 
+        ended = hs.closed if isinstance(hs, HTTPSession) else None  # (a fleet's relay has no session here)
+
         async def later() -> None:
-            await anyio.sleep(self.retention_seconds)
+            with anyio.move_on_after(self.retention_seconds):
+                if ended is None:
+                    await anyio.sleep_forever()
+                else:
+                    await ended.wait()  # the session ended (DELETE, expiry): nothing can resume it
             hs.drop_stream(stream)
 
         self._tg.start_soon(later, name=RETIRE_TASK)
@@ -334,8 +352,10 @@ class SessionTable:
         if self._tg is None:
             return
 
+        ended = hs.closed if isinstance(hs, HTTPSession) else None
+
         async def watch() -> None:
-            while not stream.done:
+            while not stream.done and not (ended is not None and ended.is_set()):
                 await stream.wait()
             if stream.listeners == 0:
                 self.retire(hs, stream)

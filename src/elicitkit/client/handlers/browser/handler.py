@@ -16,6 +16,7 @@ import math
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Coroutine, Iterator
 from types import TracebackType
 from typing import Any
@@ -87,13 +88,30 @@ class BrowserHandler:
         return self._app.origin
 
     async def aclose(self) -> None:
-        """Cancel open questions and stop the server (a later question starts it again)."""
+        """Cancel open questions and stop the server (a later question starts it again).
+
+        A page still reloading itself (a done page looking out for a next question, a waiting
+        page) is served once more without reloading first, so the tab stays readable after
+        the client exits instead of ending on "This site can't be reached".
+        """
         for task in list(self._waits):
             task.cancel()
         for question in list(self._app.questions.values()):
             self._app.finish(question, ElicitationResult.cancel())
+        await self._let_pages_settle()
         self._app.listening_at("")
         await self._server.stop()
+
+    async def _let_pages_settle(self) -> None:
+        now = time.monotonic()
+        reloading = [q for q in self._app.closed.values() if now - q.seen_at < FOLLOW_EVERY + 1 and q.reloads]
+        if not reloading:
+            return
+        self._app.lingering = True  # from now on every page is served without a Refresh
+        with anyio.move_on_after(FOLLOW_EVERY + 1):
+            while any(q.seen_at < now for q in reloading):  # noqa: ASYNC110 (a GET from the browser, no event)
+                await anyio.sleep(0.05)
+        self._app.lingering = False
 
     async def __aenter__(self) -> BrowserHandler:
         return self
@@ -128,7 +146,7 @@ class BrowserHandler:
                 return ElicitationResult.cancel()
             if isinstance(request, UrlRequest) and question.outcome == "opened":
                 self._follow_completion(request, question)
-                self._spawn(self._open(request.url, None), "elicitkit-browser-open")  # the site, in a new tab
+                self._spawn(self._open_site(request.url, question), "elicitkit-browser-open")  # in a new tab
             return question.result
         finally:
             self._app.forget(question)  # the token dies with the question, unless its page shows how it ended
@@ -172,29 +190,37 @@ class BrowserHandler:
         if self.announce is not None:
             self.announce(line)
 
-    async def _open(self, url: str, question: Question | None) -> None:
+    async def _open_site(self, url: str, question: Question) -> None:
+        """The site the person agreed to; its waiting page then says whether it opened."""
+        question.site_opened = await self._open(url, None, announced=False)
+
+    async def _open(self, url: str, question: Question | None, *, announced: bool = True) -> bool:
+        """Open ``url`` in a browser; False when none could (``announced``: the URL was printed already)."""
         if (
             question is not None and question.follows
         ):  # the previous page reloads every FOLLOW_EVERY s: give it time to pick this up
             with anyio.move_on_after(FOLLOW_EVERY + 1.5):
                 await question.claimed.wait()
             if question.claimed.is_set():
-                return
+                return True
         try:
             outcome = self.open_url(url)
             if inspect.isawaitable(outcome):
                 outcome = await outcome
         except Exception:
-            self._cannot_open(url, exc_info=True)
-            return
+            self._cannot_open(url, exc_info=True, announced=announced)
+            return False
         if outcome is False:
-            self._cannot_open(url)
+            self._cannot_open(url, announced=announced)
+            return False
+        return True
 
-    def _cannot_open(self, url: str, *, exc_info: bool = False) -> None:
+    def _cannot_open(self, url: str, *, exc_info: bool = False, announced: bool = True) -> None:
         # The URL was announced already: saying it again at WARNING would print it twice.
         if self.announce is not None:
             logger.info("no graphical browser opened %s; it was announced to open by hand", url, exc_info=exc_info)
-            self.announce("(No browser could be opened: open the address above yourself.)")
+            where = "the address above" if announced else url  # a site the person agreed to: never printed yet
+            self.announce(f"(No browser could be opened: open {where} yourself.)")
         else:
             logger.warning("could not open a browser; open %s by hand", url, exc_info=exc_info)
 
