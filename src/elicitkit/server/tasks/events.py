@@ -12,14 +12,15 @@ Each stream remembers, per task, the version (and view) it last got, so a change
 once even when it arrives twice (committed here, then relayed back from the store's channel) or out
 of order (a relayed read older than a local commit), and a write no client can see (a run renewing
 its lease elsewhere) is not sent at all. A listen stream subscribes before it reads the records
-it starts from; a record relayed in between is judged against that read (a write elsewhere in
-that moment is folded into where the stream starts, as one just before it would be).
+it starts from; a record relayed in between is judged against that read, and by its
+``updated_at`` (which a renewal leaves as it was): a change made since the subscription is sent.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterable, Mapping
+import time
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from types import TracebackType
 
 from elicitkit.protocol.tasks import TaskView
@@ -31,7 +32,7 @@ __all__ = ["TaskEvents", "TaskSubscription"]
 class TaskSubscription(AsyncIterator[TaskView]):
     """The changes of some tasks, newest state per task, in the order they last changed."""
 
-    def __init__(self, events: TaskEvents, task_ids: frozenset[str], *, placed: bool = True) -> None:
+    def __init__(self, events: TaskEvents, task_ids: frozenset[str], *, since: float | None = None) -> None:
         self.task_ids = task_ids
         self._events = events
         self._pending: dict[str, TaskView] = {}
@@ -41,7 +42,10 @@ class TaskSubscription(AsyncIterator[TaskView]):
         # relayed records that came before the stream knew where it starts (before ``_start_from``): whether
         # they show anything new cannot be told yet (a lease renewal elsewhere looks like a change)
         self._unplaced: dict[str, tuple[int, TaskView]] = {}
-        self._placed = placed
+        self._placed = since is None
+        # when the stream subscribed, on the runner's clock, if its caller reads where it starts only now: a
+        # record read whose wire state changed at or after it (``updated_at``; a lease renewal leaves that) is news
+        self._since = since
         self._wake = asyncio.Event()
         self._closed = False
 
@@ -104,6 +108,14 @@ class TaskSubscription(AsyncIterator[TaskView]):
         for task_id, held in unplaced.items():  # relayed while the caller read, in the order they came
             if task_id in self.task_ids:  # sent if newer than the read and shown differently
                 self._offer(*held, relayed=True)
+        if self._since is None:
+            return
+        for task_id in self.task_ids:  # the read shows a change made after this stream subscribed: news
+            seen = self._seen.get(task_id)
+            if seen is not None and task_id not in self._pending and seen[1].updated_at >= self._since:
+                self._pending[task_id] = seen[1]
+                self._wake.set()
+        self._since = None
 
     def close(self) -> None:
         """Stop receiving; an iteration in progress ends once what is pending is taken."""
@@ -124,8 +136,9 @@ class TaskSubscription(AsyncIterator[TaskView]):
 class TaskEvents:
     """Who listens to which task, in this process; ``publish`` is the runner's ``on_change``."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
         self._by_task: dict[str, set[TaskSubscription]] = {}
+        self._clock = clock  # the one the runners stamp ``updated_at`` with
 
     def subscribe(
         self, task_ids: Iterable[str], *, current: Mapping[str, TaskRecord] | None = None, reading: bool = False
@@ -134,9 +147,10 @@ class TaskEvents:
 
         ``current``: the records the caller already read, by id; only changes after them are sent.
         ``reading``: the caller reads them next and passes them to :meth:`TaskSubscription.narrow`;
-        records relayed meanwhile wait for that read, which tells whether they show anything new.
+        records relayed meanwhile wait for that read, and a change made since now is sent as it shows.
         """
-        subscription = TaskSubscription(self, frozenset(task_ids), placed=not reading or current is not None)
+        since = self._clock() if reading and current is None else None
+        subscription = TaskSubscription(self, frozenset(task_ids), since=since)
         for task_id in subscription.task_ids:
             self._by_task.setdefault(task_id, set()).add(subscription)
         if current is not None:
