@@ -180,7 +180,8 @@ class Connection:
         self.tool_headers: dict[str, dict[str, str]] = {}
         self.trace = trace
         self._send: Any = None
-        self._session = 0  # bumped by every new legacy session
+        # the session id a 404 made us forget while no new session could be opened yet (the next request tries again)
+        self._orphaned: str | None = None
         self._renewing = anyio.Lock()
         self.peer = Peer(
             Role.CLIENT,
@@ -317,28 +318,39 @@ class Connection:
         """
         if self.era is Era.MODERN:
             return await self._modern_request(method, params, timeout=timeout, on_progress=on_progress)
-        session = self._session
+        if self._orphaned is not None or self._renewing.locked():  # no session now: not without one
+            await self._renew_session(self._orphaned)
         try:
             return await self.peer.request(method, params, timeout=timeout, on_progress=on_progress)
         except MCPError as exc:
             if not _session_expired(exc):
                 raise
-        await self._renew_session(session)
+            lost = exc.data[SESSION_EXPIRED_KEY] if isinstance(exc.data, dict) else None
+        await self._renew_session(lost if isinstance(lost, str) else None)
         return await self.peer.request(method, params, timeout=timeout, on_progress=on_progress)
 
-    async def _renew_session(self, lost: int) -> None:
-        """Open a new session after a 404 (2025-11-25 transport rules); once for all requests that saw it."""
+    async def _renew_session(self, lost: str | None) -> None:
+        """Open a new session after a 404 (2025-11-25 transport rules); once for all requests that saw it.
+
+        Judged by the session the transport holds now, not by who asked first: a request sent in
+        the new session before its opening finished may see 404 too (a fleet instance that does
+        not know it yet), and that drops the new id; such a loss is renewed again, never left with
+        no session (every later request refused as sent without one). A renewal that fails is
+        tried again by the next request.
+        """
         async with self._renewing:
-            if self._session != lost:
-                return  # another request already did
+            current = getattr(self.transport, "session_id", None)
+            if current is not None and current != lost:
+                return  # another request already opened a new session
             logger.info("the server forgot our session (HTTP 404): initializing a new one")
             try:
                 await self._initialize()
             except MCPError as exc:
+                self._orphaned = lost or self._orphaned or ""
                 raise SessionExpired(
                     f"the server at {self.transport.describe()} ended our session and refused a new one: {exc.message}"
                 ) from exc
-            self._session += 1
+            self._orphaned = None
 
     async def _modern_request(
         self,
