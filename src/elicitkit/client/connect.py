@@ -182,6 +182,7 @@ class Connection:
         self._send: Any = None
         # the session id a 404 made us forget while no new session could be opened yet (the next request tries again)
         self._orphaned: str | None = None
+        self._renewed: set[str] = set()  # session ids a new session replaced (a late 404 for one renews nothing)
         self._renewing = anyio.Lock()
         self.peer = Peer(
             Role.CLIENT,
@@ -318,7 +319,10 @@ class Connection:
         """
         if self.era is Era.MODERN:
             return await self._modern_request(method, params, timeout=timeout, on_progress=on_progress)
-        if self._orphaned is not None or self._renewing.locked():  # no session now: not without one
+        if self._renewing.locked():  # a new session is being opened: send in it, not without one
+            async with self._renewing:
+                pass
+        if self._orphaned is not None:  # the last opening was refused: try again rather than send with none
             await self._renew_session(self._orphaned)
         try:
             return await self.peer.request(method, params, timeout=timeout, on_progress=on_progress)
@@ -332,25 +336,26 @@ class Connection:
     async def _renew_session(self, lost: str | None) -> None:
         """Open a new session after a 404 (2025-11-25 transport rules); once for all requests that saw it.
 
-        Judged by the session the transport holds now, not by who asked first: a request sent in
-        the new session before its opening finished may see 404 too (a fleet instance that does
-        not know it yet), and that drops the new id; such a loss is renewed again, never left with
-        no session (every later request refused as sent without one). A renewal that fails is
-        tried again by the next request.
+        Judged by the session the 404 named, not by who asked first: a request sent in the new
+        session before its opening finished may see 404 too (a fleet instance that does not know
+        it yet), and that drops the new id; such a loss is renewed again, never left with no
+        session (every later request refused as sent without one). A renewal that fails is tried
+        again by the next request.
         """
         async with self._renewing:
-            current = getattr(self.transport, "session_id", None)
-            if current is not None and current != lost:
-                return  # another request already opened a new session
+            if lost is not None and lost in self._renewed and self._orphaned is None:
+                return  # another request already opened a new session in its place
             logger.info("the server forgot our session (HTTP 404): initializing a new one")
             try:
                 await self._initialize()
             except MCPError as exc:
-                self._orphaned = lost or self._orphaned or ""
+                self._orphaned = lost if lost is not None else (self._orphaned or "")
                 raise SessionExpired(
                     f"the server at {self.transport.describe()} ended our session and refused a new one: {exc.message}"
                 ) from exc
             self._orphaned = None
+            if lost is not None:
+                self._renewed.add(lost)
 
     async def _modern_request(
         self,
