@@ -31,7 +31,8 @@ from typing import Any
 
 import anyio
 
-from elicitkit import LowLevelServer, MCPError
+from elicitkit import MCPError
+from elicitkit.compat import LowLevelServer
 from elicitkit.protocol.errors import INVALID_PARAMS
 from elicitkit.protocol.jsonrpc import JSON, RequestId
 from elicitkit.server.scope import RequestScope as RequestContext

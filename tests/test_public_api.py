@@ -70,8 +70,37 @@ def test_one_url_elicitation_required_for_both_sides() -> None:
 
 
 @pytest.mark.parametrize("name", elicitkit.compat.__all__)
-def test_seed_names_still_import_from_the_top(name: str) -> None:
-    assert getattr(elicitkit, name) is getattr(elicitkit.compat, name)
+def test_seed_names_import_from_compat_and_stay_the_same_objects(name: str) -> None:
+    """The seeds' names moved from the top to compat (the top exports the curated names only);
+    each is still the very object the curated API or its module has."""
+    homes = {
+        "MCPServer": elicitkit.Server,
+        "UrlElicitationRequiredError": elicitkit.UrlElicitationRequired,
+        "LowLevelServer": importlib.import_module("elicitkit.server.lowlevel").LowLevelServer,
+        "RequestContext": importlib.import_module("elicitkit.server.scope").RequestScope,
+        "ServerSession": importlib.import_module("elicitkit.server.session").ServerSession,
+        "ElicitationHandler": importlib.import_module("elicitkit.client.handlers.handler").ElicitationHandler,
+        "create_form_request": importlib.import_module("elicitkit.elicitation.requests").create_form_request,
+        "create_url_request": importlib.import_module("elicitkit.elicitation.requests").create_url_request,
+    }
+    assert getattr(elicitkit.compat, name) is homes[name]
+    assert name not in elicitkit.__all__
+
+
+def test_the_top_exports_the_curated_names_and_nothing_else() -> None:
+    import types
+
+    public = {
+        name
+        for name, value in vars(elicitkit).items()
+        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+    }
+    curated = set(elicitkit.__all__) - {"__version__"}
+    lazy = {"TerminalHandler", "BrowserHandler"}  # imported on first use (UI libraries)
+    assert public == curated - lazy
+    for name in ("MCPServer", "LowLevelServer", "AuditLog", "Image", "ElicitRequest"):
+        with pytest.raises(AttributeError):
+            getattr(elicitkit, name)
 
 
 def test_seed_era_aliases_behave() -> None:

@@ -24,16 +24,8 @@ from typing import Annotated, Any
 import anyio
 from pydantic import BaseModel, Field
 
-from elicitkit import (
-    AcceptedElicitation,
-    Context,
-    Elicit,
-    LowLevelServer,
-    MCPError,
-    RequestContext,
-    Resolve,
-    Server,
-)
+from elicitkit import AcceptedElicitation, Context, Elicit, MCPError, Resolve, Server
+from elicitkit.compat import LowLevelServer, RequestContext
 from elicitkit.protocol.errors import INVALID_PARAMS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

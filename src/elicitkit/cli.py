@@ -27,14 +27,17 @@ import anyio
 import click
 
 from elicitkit.cli_auth import NO_BROWSER_HELP, auth, http_auth
+from elicitkit.cli_tools import tool_json, tool_lines
 from elicitkit.client.client import Client, ClientMode
-from elicitkit.client.connect import ServerUnreachable
+from elicitkit.client.connect import ModernNotSupported, ServerUnreachable
 from elicitkit.client.handlers.ci import CIHandler
 from elicitkit.client.handlers.policy import AuditLog, Policy, RateLimit
+from elicitkit.client.responder import QuestionRefused
 from elicitkit.client.results import CallToolResult, ImageContent, TextContent, Tool
 from elicitkit.client.tasks import TaskHandle
 from elicitkit.errors import AuthError
 from elicitkit.protocol.errors import MCPError
+from elicitkit.protocol.versions import Era
 
 UI_CHOICES = ("auto", "terminal", "browser", "ci")
 
@@ -195,6 +198,22 @@ def _print_result(result: CallToolResult, as_json: bool) -> None:
         click.echo(json.dumps(result.structured_content, indent=2, ensure_ascii=False))
 
 
+def _print_tools(client: Client, tools: list[Tool], as_json: bool) -> None:
+    origin = client.origin
+    if as_json:
+        server = {"name": origin.name, "title": origin.title, "version": origin.version, "location": origin.location}
+        listing = {"server": server, "tools": [tool_json(t) for t in tools]}
+        click.echo(json.dumps(listing, indent=2, ensure_ascii=False))
+        return
+    version = f" {origin.version}" if origin.version else ""
+    click.echo(f"{origin.display_name}{version} ({origin.location}): {len(tools)} tool(s)")
+    for listed in tools:
+        click.echo("\n".join(tool_lines(listed)))
+    if tools:
+        where = shlex.quote(origin.location) if origin.location else "SERVER"
+        click.echo(f"Call one: elicitkit call {where} {tools[0].name} -a NAME=VALUE ...")
+
+
 async def _call(
     server: str,
     tool_name: str | None,
@@ -218,27 +237,70 @@ async def _call(
     ) as client:
         tools = await _all_tools(client)
         if tool_name is None:
-            origin = client.origin
-            click.echo(f"{origin.display_name} {origin.version or ''} ({origin.location}): {len(tools)} tool(s)")
-            for listed in tools:
-                summary = (listed.description or "").strip().splitlines()
-                click.echo(f"  {listed.name:24} {summary[0] if summary else ''}")
+            _print_tools(client, tools, as_json)
             return 0
         tool = next((t for t in tools if t.name == tool_name), None)
         if tool is None:
             names = ", ".join(t.name for t in tools) or "none"
             raise click.UsageError(f"the server has no tool {tool_name!r} (it has: {names})")
         arguments = _arguments(pairs, args_json, tool)
-        if detach:  # hands-off: print the task id; answer later with `elicitkit tasks answer`
-            started = await client.start_task(tool_name, arguments)
-            if isinstance(started, TaskHandle):
-                click.echo(started.task_id)
-                return 0
-            result = started
-        else:
-            result = await client.call_tool(tool_name, arguments, task=task)
+        try:
+            if detach:  # hands-off: print the task id; answer later with `elicitkit tasks answer`
+                started = await client.start_task(tool_name, arguments)
+                if isinstance(started, TaskHandle):
+                    click.echo(
+                        json.dumps({"taskId": started.task_id, "status": started.status})
+                        if as_json
+                        else started.task_id
+                    )
+                    return 0
+                result = started
+            else:
+                result = await client.call_tool(tool_name, arguments, task=task)
+        except MCPError:
+            _hint_modern(client, mode)
+            raise
         _print_result(result, as_json)
+        if result.is_error:
+            _hint_modern(client, mode)
         return 1 if result.is_error else 0
+
+
+def _hint_modern(client: Client, mode: str) -> None:
+    """A failed call on 2026-07-28 chosen by --mode auto/modern: the usual cause, and the fix."""
+    if mode != "legacy" and client.era is Era.MODERN:
+        click.echo(
+            "hint: this call ran on 2026-07-28. Servers built on the official SDK or FastMCP answer"
+            " server/discover but cannot ask questions on it; try --mode legacy.",
+            err=True,
+        )
+
+
+class _SayRefusals:
+    """The Policy's sensitive-field refusal, told to the person at the shell (it goes to the server
+    in the server's terms): which fields, and the flag that lets the form through."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+
+    async def aclose(self) -> None:
+        """Close what the policy wraps (the browser form's last page), as ``_call_closing`` expects."""
+        closing = getattr(self.policy, "aclose", None)
+        if closing is not None:
+            await closing()
+
+    async def __call__(self, request: Any) -> Any:
+        try:
+            return await self.policy(request)
+        except QuestionRefused as exc:
+            if exc.data and exc.data.get("reason") == "sensitive_fields":
+                fields = ", ".join(exc.data.get("fields", ()))
+                click.echo(
+                    f"refused: the server's form asks for {fields}, which look like secrets; elicitkit does not"
+                    " collect those through forms. If you trust this server, rerun with --allow-sensitive.",
+                    err=True,
+                )
+            raise
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -269,7 +331,7 @@ def main() -> None:
 )
 @click.option("--allow-sensitive", is_flag=True, help="Let forms ask for passwords, tokens, card numbers.")
 @click.option("--audit", type=click.Path(dir_okay=False), help="Append one JSON line per question here.")
-@click.option("--json", "as_json", is_flag=True, help="Print the raw tool result as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="JSON on stdout: the tool listing, or the raw tool result.")
 @click.option("--timeout", type=float, default=600.0, show_default=True, help="Seconds per request.")
 @click.option("--plain", is_flag=True, help="Terminal form in plain lines: no boxes, colours or line editing.")
 @click.option("--task", is_flag=True, help="Run as a task (2026-07-28 Tasks extension; implies --mode modern).")
@@ -299,20 +361,20 @@ def call(
             open(audit, "a", encoding="utf-8").close()
         except OSError as exc:
             raise click.BadParameter(f"cannot write {audit}: {exc.strerror}", param_hint="--audit") from None
-    handler = Policy(
-        make_handler(ui, _load_defaults(defaults), plain),
-        rate_limit=RateLimit(rate) if rate else None,
-        sensitive_fields=not allow_sensitive,
-        audit=AuditLog(audit) if audit else None,
+    handler = _SayRefusals(
+        Policy(
+            make_handler(ui, _load_defaults(defaults), plain),
+            rate_limit=RateLimit(rate) if rate else None,
+            sensitive_fields=not allow_sensitive,
+            audit=AuditLog(audit) if audit else None,
+        )
     )
     if detach and not task:
         raise click.UsageError("--detach needs --task")
     if task:
         mode = "modern"
-    code = _run_reporting(
-        server, _call_closing, server, tool, pairs, args_json, handler, mode, as_json, timeout, task, detach, no_browser
-    )
-    sys.exit(code)
+    args = (server, tool, pairs, args_json, handler, mode, as_json, timeout, task, detach, no_browser)
+    sys.exit(_run_reporting(server, _call_closing, *args, as_json=as_json, tasks_only=task))
 
 
 async def _call_closing(*args: Any) -> int:
@@ -327,34 +389,38 @@ async def _call_closing(*args: Any) -> int:
             await closing()
 
 
-def _run_reporting(server: str, fn: Any, *args: Any) -> int:
-    """Run a command's coroutine; failures become one clear line and exit code 2."""
+def _run_reporting(server: str, fn: Any, *args: Any, as_json: bool = False, tasks_only: bool = False) -> int:
+    """Run a command's coroutine; failures become one clear line on stderr and exit code 2
+    (with ``--json``, also ``{"error": ..., "exitCode": 2}`` on stdout, for a script)."""
     try:
         code: int = anyio.run(fn, *args)
+        return code
+    except ModernNotSupported as exc:
+        said = exc.message.split("; connect with", 1)[0]
+        fix = "tasks need a server that speaks 2026-07-28" if tasks_only else "try --mode legacy"
+        said = f"{said}; {fix}"
     except ServerUnreachable as exc:  # its message says what failed and what to try
-        click.echo(f"error: {exc.message}", err=True)
-        code = 2
+        said = exc.message
     except MCPError as exc:
-        click.echo(f"error: {exc.message} ({exc.code})", err=True)
-        code = 2
+        said = f"{exc.message} ({exc.code})"
     except AuthError as exc:  # says what was wrong and what to do; never a token or a code
-        click.echo(f"error: {exc}", err=True)
-        code = 2
+        said = str(exc)
     except OSError as exc:
         verb = "reach" if isinstance(_target(server), str) else "start"
-        click.echo(f"error: could not {verb} {server}: {exc}", err=True)
-        code = 2
+        said = f"could not {verb} {server}: {exc}"
     except click.ClickException:
         raise
     except Exception as exc:  # a clear line, not a traceback: this is a command for people
-        click.echo(f"error: {type(exc).__name__}: {exc}", err=True)
-        code = 2
-    return code
+        said = f"{type(exc).__name__}: {exc}"
+    click.echo(f"error: {said}", err=True)
+    if as_json:
+        click.echo(json.dumps({"error": said, "exitCode": 2}, ensure_ascii=False))
+    return 2
 
 
 @main.group()
 def tasks() -> None:
-    """Look at, answer or cancel a task on a 2026-07-28 server (``call --task --detach`` made it)."""
+    """Look at, answer or cancel a task on a 2026-07-28 server (`call --task --detach` made it)."""
 
 
 async def _task_command(server: str, action: str, task_id: str, handler: Any, as_json: bool, timeout: float) -> int:
@@ -367,19 +433,27 @@ async def _task_command(server: str, action: str, task_id: str, handler: Any, as
             return 0
         if action == "cancel":
             await client.cancel_task(task_id)
-            click.echo(f"cancel requested for {task_id}")
+            said = {"taskId": task_id, "cancelRequested": True}
+            click.echo(json.dumps(said) if as_json else f"cancel requested for {task_id}")
             return 0
         result = await client.follow_task(task_id)
         _print_result(result, as_json)
         return 1 if result.is_error else 0
 
 
+JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Machine-readable output (JSON on stdout).")
+
+
 @tasks.command("get")
 @click.argument("server")
 @click.argument("task_id")
-def tasks_get(server: str, task_id: str) -> None:
-    """Print the task as the server shows it (status, and its result, error or open questions)."""
-    sys.exit(_run_reporting(server, _task_command, server, "get", task_id, None, True, 60.0))
+@JSON_OPTION
+def tasks_get(server: str, task_id: str, as_json: bool) -> None:
+    """Print the task as the server shows it (status, and its result, error or open questions), as JSON."""
+    code = _run_reporting(
+        server, _task_command, server, "get", task_id, None, True, 60.0, as_json=as_json, tasks_only=True
+    )
+    sys.exit(code)
 
 
 @tasks.command("answer")
@@ -391,16 +465,19 @@ def tasks_get(server: str, task_id: str) -> None:
 @click.option("--plain", is_flag=True, help="Terminal form in plain lines: no boxes, colours or line editing.")
 def tasks_answer(server: str, task_id: str, ui: str, defaults: str | None, as_json: bool, plain: bool) -> None:
     """Answer the task's questions as they come and print its result when it ends."""
-    handler = Policy(make_handler(ui, _load_defaults(defaults), plain))
-    sys.exit(_run_reporting(server, _task_command, server, "answer", task_id, handler, as_json, 600.0))
+    handler = _SayRefusals(Policy(make_handler(ui, _load_defaults(defaults), plain)))
+    args = (server, "answer", task_id, handler, as_json, 600.0)
+    sys.exit(_run_reporting(server, _task_command, *args, as_json=as_json, tasks_only=True))
 
 
 @tasks.command("cancel")
 @click.argument("server")
 @click.argument("task_id")
-def tasks_cancel(server: str, task_id: str) -> None:
+@JSON_OPTION
+def tasks_cancel(server: str, task_id: str, as_json: bool) -> None:
     """Ask the server to cancel the task."""
-    sys.exit(_run_reporting(server, _task_command, server, "cancel", task_id, None, True, 60.0))
+    args = (server, "cancel", task_id, None, as_json, 60.0)
+    sys.exit(_run_reporting(server, _task_command, *args, as_json=as_json, tasks_only=True))
 
 
 def load_server(target: str) -> Any:
@@ -457,8 +534,12 @@ def load_server(target: str) -> Any:
     default=None,
     help="Join a fleet on this Redis (default $ELICITKIT_REDIS_URL): sessions work on any instance (docs/fleet.md).",
 )
-def serve(target: str, transport: str, host: str, port: int, path: str, redis_url: str | None) -> None:
-    """Serve an elicitkit server object over stdio or Streamable HTTP."""
+@JSON_OPTION
+def serve(target: str, transport: str, host: str, port: int, path: str, redis_url: str | None, as_json: bool) -> None:
+    """Serve an elicitkit server object over stdio or Streamable HTTP (the address is printed once it
+    listens; with --json as {"listening": URL} on stdout; stdio keeps stdout for the protocol)."""
+    from elicitkit.transports.http.serve import CannotListen
+
     server = load_server(target)
     if redis_url and transport == "http" and server.backplane is None:
         from elicitkit.backplane.redis_backplane import RedisBackplane
@@ -467,23 +548,32 @@ def serve(target: str, transport: str, host: str, port: int, path: str, redis_ur
     if transport == "stdio":
         server.run("stdio")
         return
+
+    def listening(url: str) -> None:
+        if as_json:
+            click.echo(json.dumps({"listening": url, "server": server.name}))
+        else:
+            click.echo(f"{server.name}: serving MCP at {url} (Ctrl-C stops)", err=True)
+
     try:
-        server.run("http", host=host, port=port, path=path)
-    except BaseExceptionGroup as group:  # uvicorn gives up starting (the port is taken...) with sys.exit(3)
-        _, rest = group.split(SystemExit)
-        if rest is not None:
-            raise
-        click.echo(f"error: could not serve on {host}:{port} (the reason is logged above)", err=True)
+        anyio.run(lambda: server.run_async("http", host=host, port=port, path=path, on_listening=listening))
+    except CannotListen as exc:
+        click.echo(f"error: {exc}", err=True)
+        if as_json:
+            click.echo(json.dumps({"error": str(exc), "exitCode": 2}))
         sys.exit(2)
 
 
 @main.command()
 @click.option("--ui", type=click.Choice(UI_CHOICES), default="auto", show_default=True)
-def demo(ui: str) -> None:
+@click.option(
+    "--json", "as_json", is_flag=True, help="The transcript on stderr; each call and the audit as JSON on stdout."
+)
+def demo(ui: str, as_json: bool) -> None:
     """Walk through a server that asks: a booking form, a URL-mode deposit, a confirmed delete on 2026."""
     from elicitkit.demo.walkthrough import run
 
-    sys.exit(run(ui))
+    sys.exit(run(ui, as_json=as_json))
 
 
 main.add_command(auth)

@@ -1,8 +1,8 @@
 """Names from the seeds and from earlier elicitkit releases, kept working in one place.
 
-New code should use the curated names in :mod:`elicitkit`; these stay importable (also as
-``from elicitkit import MCPServer`` and the like) so that code written against the seed
-projects runs unchanged.
+New code should use the curated names in :mod:`elicitkit`; these stay importable from here
+(``from elicitkit.compat import MCPServer``), so that code written against the seed projects
+runs with that one import changed; :mod:`elicitkit` itself exports the curated names only.
 
 ===============================  =============================================================
 name                             what it is now

@@ -38,6 +38,7 @@ the wrong kind of thing), ``InvalidAnswer`` a ``ValueError``, ``ElicitationTimeo
     │   ├── TooManyInputRounds
     │   ├── InputRequestViolation
     │   └── InvalidResultType
+    ├── CannotListen                  an HTTP server could not take its host and port (also an OSError)
     ├── KeyRingError                  state keys that cannot be loaded (also a ValueError)
     ├── MissingFleetKey               a fleet backplane without a shared key (also a ValueError)
     ├── InvalidToolHeaders            a tool's x-mcp-header declarations are unusable (also a ValueError)
@@ -65,7 +66,6 @@ that ends a 2026 round, so that ``except Exception`` in a tool cannot swallow a 
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 
@@ -88,42 +88,62 @@ class TaskError(ElicitkitError):
     """Something the Tasks extension's store or state machine refused."""
 
 
-_HOMES = {
-    "MCPError": "elicitkit.protocol.errors",
-    "RequestTimeout": "elicitkit.protocol.errors",
-    "ConnectionClosed": "elicitkit.protocol.errors",
-    "LocalProtocolError": "elicitkit.protocol.errors",
-    "InvalidMessage": "elicitkit.protocol.jsonrpc",
-    "InvalidToolHeaders": "elicitkit.protocol.modern",
-    "InvalidTransition": "elicitkit.protocol.tasks",
-    "ServerUnreachable": "elicitkit.client.connect",
-    "SessionExpired": "elicitkit.client.connect",
-    "ModernNotSupported": "elicitkit.client.connect",
-    "TaskCancelled": "elicitkit.client.tasks",
-    "QuestionRefused": "elicitkit.client.responder",
-    "MultiRoundTripError": "elicitkit.client.rounds",
-    "TooManyInputRounds": "elicitkit.client.rounds",
-    "InputRequestViolation": "elicitkit.client.rounds",
-    "InvalidResultType": "elicitkit.client.rounds",
-    "ElicitationError": "elicitkit.elicitation.errors",
-    "SchemaError": "elicitkit.elicitation.errors",
-    "InvalidAnswer": "elicitkit.elicitation.errors",
-    "ElicitationUnsupported": "elicitkit.elicitation.errors",
-    "ElicitationFailed": "elicitkit.elicitation.errors",
-    "ElicitationTimeout": "elicitkit.elicitation.errors",
-    "UrlElicitationRequired": "elicitkit.elicitation.errors",
-    "InvalidRequest": "elicitkit.elicitation.requests",
-    "UnsupportedPattern": "elicitkit.elicitation.patterns",
-    "NotResolved": "elicitkit.server.resolvers",
-    "TooManyQuestions": "elicitkit.server.asking",
-    "ToolError": "elicitkit.server.tools",
-    "InvalidRequestState": "elicitkit.server.rounds.sealing",
-    "KeyRingError": "elicitkit.server.rounds.keys",
-    "MissingFleetKey": "elicitkit.backplane.signing",
-    "InvalidTemplate": "elicitkit.server.uri_templates",
-    "TaskExists": "elicitkit.server.tasks.store",
-    "TaskStoreUnavailable": "elicitkit.server.tasks.store",
-    "AnswerOnPage": "elicitkit.server.pages",
+# The leaves, imported where they live. Below the root on purpose: each of those modules
+# imports ElicitkitError (or TaskError) from here, and finds it already defined.
+from elicitkit.backplane.signing import MissingFleetKey  # noqa: E402
+from elicitkit.client.connect import ModernNotSupported, ServerUnreachable, SessionExpired  # noqa: E402
+from elicitkit.client.responder import QuestionRefused  # noqa: E402
+from elicitkit.client.rounds import (  # noqa: E402
+    InputRequestViolation,
+    InvalidResultType,
+    MultiRoundTripError,
+    TooManyInputRounds,
+)
+from elicitkit.client.tasks import TaskCancelled  # noqa: E402
+from elicitkit.elicitation.errors import (  # noqa: E402
+    ElicitationError,
+    ElicitationFailed,
+    ElicitationTimeout,
+    ElicitationUnsupported,
+    InvalidAnswer,
+    SchemaError,
+    UrlElicitationRequired,
+)
+from elicitkit.elicitation.patterns import UnsupportedPattern  # noqa: E402
+from elicitkit.elicitation.requests import InvalidRequest  # noqa: E402
+from elicitkit.protocol.errors import ConnectionClosed, LocalProtocolError, MCPError, RequestTimeout  # noqa: E402
+from elicitkit.protocol.jsonrpc import InvalidMessage  # noqa: E402
+from elicitkit.protocol.modern import InvalidToolHeaders  # noqa: E402
+from elicitkit.protocol.tasks import InvalidTransition  # noqa: E402
+from elicitkit.server.pages import AnswerOnPage  # noqa: E402
+from elicitkit.server.resolvers import NotResolved  # noqa: E402
+from elicitkit.server.rounds.keys import KeyRingError  # noqa: E402
+from elicitkit.server.rounds.sealing import InvalidRequestState  # noqa: E402
+from elicitkit.server.scope import TooManyQuestions  # noqa: E402
+from elicitkit.server.tasks.store import TaskExists, TaskStoreUnavailable  # noqa: E402
+from elicitkit.server.tools import ToolError  # noqa: E402
+from elicitkit.server.uri_templates import InvalidTemplate  # noqa: E402
+from elicitkit.transports.http.serve import CannotListen  # noqa: E402
+
+if TYPE_CHECKING:
+    from elicitkit.auth.errors import (
+        AuthorizationDenied,
+        InsufficientScope,
+        IssuerMismatch,
+        MetadataError,
+        RefreshRefused,
+        RegistrationError,
+        ResourceMismatch,
+        StateMismatch,
+        TokenEndpointError,
+    )
+    from elicitkit.auth.loopback import AuthorizationTimeout
+    from elicitkit.auth.stores import TokenStoreError
+
+# The OAuth client's errors load on first use: elicitkit.auth brings a JOSE library and a web
+# server (the sign-in redirect) that a server or a client without auth never needs, and eager
+# imports would about double ``import elicitkit``. Typed all the same: mypy reads the imports above.
+_AUTH_HOMES = {
     "MetadataError": "elicitkit.auth.errors",
     "IssuerMismatch": "elicitkit.auth.errors",
     "ResourceMismatch": "elicitkit.auth.errors",
@@ -137,16 +157,65 @@ _HOMES = {
     "TokenStoreError": "elicitkit.auth.stores",
 }
 
-if TYPE_CHECKING:
-    pass
-
 
 def __getattr__(name: str) -> Any:
-    # Lazy: the modules that define the leaves import ElicitkitError from here.
-    home = _HOMES.get(name)
+    home = _AUTH_HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
     return getattr(importlib.import_module(home), name)
 
 
-__all__ = ["AuthError", "ElicitkitError", "TaskError", *_HOMES]
+__all__ = [
+    "AnswerOnPage",
+    "AuthError",
+    "AuthorizationDenied",
+    "AuthorizationTimeout",
+    "CannotListen",
+    "ConnectionClosed",
+    "ElicitationError",
+    "ElicitationFailed",
+    "ElicitationTimeout",
+    "ElicitationUnsupported",
+    "ElicitkitError",
+    "InputRequestViolation",
+    "InsufficientScope",
+    "InvalidAnswer",
+    "InvalidMessage",
+    "InvalidRequest",
+    "InvalidRequestState",
+    "InvalidResultType",
+    "InvalidTemplate",
+    "InvalidToolHeaders",
+    "InvalidTransition",
+    "IssuerMismatch",
+    "KeyRingError",
+    "LocalProtocolError",
+    "MCPError",
+    "MetadataError",
+    "MissingFleetKey",
+    "ModernNotSupported",
+    "MultiRoundTripError",
+    "NotResolved",
+    "QuestionRefused",
+    "RefreshRefused",
+    "RegistrationError",
+    "RequestTimeout",
+    "ResourceMismatch",
+    "SchemaError",
+    "ServerUnreachable",
+    "SessionExpired",
+    "StateMismatch",
+    "TaskCancelled",
+    "TaskError",
+    "TaskExists",
+    "TaskStoreUnavailable",
+    "TokenEndpointError",
+    "TokenStoreError",
+    "TooManyInputRounds",
+    "TooManyQuestions",
+    "ToolError",
+    "UnsupportedPattern",
+    "UrlElicitationRequired",
+]

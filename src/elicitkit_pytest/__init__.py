@@ -30,6 +30,8 @@ ALL_ERAS = ("2025-06-18", "2025-11-25", "2026-07-28")  # equal to elicitkit.test
 TASK_ERAS = ("2026-07-28",)  # equal to elicitkit.testing.kit.serving.TASK_ERAS (a test checks)
 TASK_SUFFIX = "-task"  # "2026-07-28-task": that era's column with the calls run as tasks
 _DID_NOT_PASS = pytest.StashKey[bool]()
+_BAD_MARKERS = pytest.StashKey[dict[str, str]]()  # node id -> what is wrong with its marker
+_SNAPSHOTS = pytest.StashKey[Any]()  # the session's elicitkit.testing.kit.kit.SnapshotLog, once a test used one
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -73,12 +75,32 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     return True
 
 
+class _Misuse(Exception):
+    """A marker that cannot be read; reported on the marked test alone (see pytest_runtest_setup)."""
+
+
 def _misuse(message: str) -> NoReturn:
-    """Fail the collection with the message alone: a traceback into the plugin would only hide it."""
-    pytest.fail(message, pytrace=False)
+    raise _Misuse(message)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """One case per era column and transport; a marker that cannot be read fails its own test
+    when it runs (with the message alone), not the collection of the whole module."""
+    try:
+        _generate(metafunc)
+    except _Misuse as exc:
+        config = metafunc.config
+        config.stash.setdefault(_BAD_MARKERS, {})[metafunc.definition.nodeid] = str(exc)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    bad = item.config.stash.get(_BAD_MARKERS, {}).get(item.nodeid)
+    if bad is not None:
+        pytest.fail(bad, pytrace=False)
+
+
+def _generate(metafunc: pytest.Metafunc) -> None:
     marker = metafunc.definition.get_closest_marker(MARKER)
     if marker is None:
         return
@@ -92,7 +114,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         transports = (transports,)
     unknown = set(marker.kwargs) - {"transports", "tasks"}
     if unknown:
-        _misuse(f"@pytest.mark.{MARKER}: unknown option(s) {sorted(unknown)}; only transports= and tasks=")
+        _misuse(f"{where}: unknown option(s) {sorted(unknown)}; only transports= and tasks=")
     tasks = marker.kwargs.get("tasks", False)
     if not isinstance(tasks, bool):
         _misuse(f"{where}: tasks= is True or False, not {tasks!r}")
@@ -153,8 +175,11 @@ def elicitkit(request: pytest.FixtureRequest, elicitkit_case: Case) -> Iterator[
     At teardown every scripted answer that was never used is reported (unless the test
     failed or was skipped: the leftovers would only repeat that).
     """
-    from elicitkit.testing.kit.kit import Kit
+    from elicitkit.testing.kit.kit import Kit, SnapshotLog
 
+    config = request.config
+    if _SNAPSHOTS not in config.stash:
+        config.stash[_SNAPSHOTS] = SnapshotLog()
     node = request.node
     name = node.name.replace(f"[{elicitkit_case.id}]", f"[{elicitkit_case.era}]") if elicitkit_case.id else node.name
     test_file = Path(str(node.path))
@@ -163,8 +188,35 @@ def elicitkit(request: pytest.FixtureRequest, elicitkit_case: Case) -> Iterator[
         elicitkit_case,
         snapshot_path=snapshots,
         update_snapshots=bool(request.config.getoption("--elicitkit-update-snapshots")),
+        snapshot_log=config.stash[_SNAPSHOTS],
     )
     yield kit
     problems = kit.close()
     if problems and not node.stash.get(_DID_NOT_PASS, False):
         pytest.fail("elicitkit: the script was not played out:\n  " + "\n  ".join(problems), pytrace=False)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """With --elicitkit-update-snapshots: which snapshots were written, and which no test read."""
+    log = config.stash.get(_SNAPSHOTS, None)
+    if log is None or not config.getoption("--elicitkit-update-snapshots"):
+        return
+    root = Path(str(config.rootpath))
+
+    def shown(path: Path) -> str:
+        return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+
+    terminalreporter.write_sep("-", "elicitkit snapshots")
+    if log.written:
+        terminalreporter.write_line(f"wrote {len(log.written)} snapshot(s):")
+        for path in log.written:
+            terminalreporter.write_line(f"  {shown(path)}")
+    else:
+        terminalreporter.write_line(f"wrote no snapshot: the {len(log.checked)} asserted were up to date")
+    stale = log.stale()
+    if stale:
+        terminalreporter.write_line(
+            f"{len(stale)} snapshot(s) that no test of this run asserted (stale, or their tests did not run):"
+        )
+        for path in stale:
+            terminalreporter.write_line(f"  {shown(path)}")

@@ -17,7 +17,7 @@ import pytest
 
 from kit.processes import free_port
 
-from ._support import ASKING_SERVER, ELICITATION, EXAMPLES, Call, Ran, run_batch, server_command
+from ._support import ASKING_SERVER, ELICITATION, EXAMPLES, HERE, Call, Ran, run_batch, server_command
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -60,6 +60,7 @@ def ran(tmp_path_factory: pytest.TempPathFactory, audits: Path) -> dict[str, Ran
         "not-on-path": Call(["call", "elicitkit-test-no-such-command"]),
         "exits-at-once": Call(["call", server_command("-c", "pass")]),
         "tool-reports-error": Call(["call", TOOLS, "add", "--args-json", '{"a": "two"}']),
+        "prints-a-banner": Call(["call", server_command(HERE / "noisy_server.py"), "add", "-a", "a=2"]),
         "version-script": Call(["--version"]),
         "version-module": Call(["--version"], command=[sys.executable, "-m", "elicitkit.cli"]),
         # --arg text typed by the input schema, optional parameters included
@@ -172,6 +173,15 @@ def test_server_that_exits_at_once(ran: dict[str, Ran]) -> None:
     assert line.startswith("error: ")
 
 
+def test_a_server_printing_a_banner_is_named_once_with_its_text(ran: dict[str, Ran]) -> None:
+    """Issue 26.6: eight banner lines gave eight identical parse errors and never the text."""
+    result = ran["prints-a-banner"].expect(0)
+    assert result.stdout == "3\n"
+    [line] = [line for line in result.stderr.splitlines() if "rejected invalid message" in line]
+    assert "it began 'Starting my server... banner line 0'" in line
+    assert "banner line 1" not in result.stderr
+
+
 def test_tool_error_exits_1(ran: dict[str, Ran]) -> None:
     result = ran["tool-reports-error"].expect(1)
     assert result.stdout.startswith("Invalid arguments for tool add: a: Input should be a valid integer")
@@ -206,6 +216,9 @@ def test_password_form_is_refused_and_the_server_told_to_use_url_mode(ran: dict[
     # the tool returns the error its question got
     assert result.stdout.startswith("refused (-32602): refused: form field(s) password look like secrets;")
     assert result.stdout.endswith(URL_MODE_ADVICE + "\n")
+    # the person at the shell is told too, with the flag that lets it through (issue 26.8)
+    assert "the server's form asks for password, which look like secrets" in result.stderr
+    assert "rerun with --allow-sensitive" in result.stderr
     [entry] = audit_lines(audits, "password-refused")
     assert entry["action"] == "refused"
     assert entry["server"] == "asking"

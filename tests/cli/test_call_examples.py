@@ -203,8 +203,15 @@ def test_structured_and_error_results(ran: dict[str, Ran]) -> None:
 
 
 def test_list_tools_of_examples(ran: dict[str, Ran]) -> None:
-    header, *rows = ran["tools-list"].expect(0).lines
+    header, *rows, hint = ran["tools-list"].expect(0).lines
     assert header.startswith("tools-basic 1.0.0 (") and header.endswith("): 4 tool(s)")
-    assert [row.split()[0] for row in rows] == ["add", "to_fahrenheit", "countdown", "divide"]
-    assert rows[0].split(None, 1)[1] == "Add two integers."
+    tools = [row for row in rows if not row.startswith("      ")]
+    assert [row.split()[0] for row in tools] == ["add", "to_fahrenheit", "countdown", "divide"]
+    assert tools[0].split(None, 1)[1] == "Add two integers."
+    # each tool's arguments under it: type, required or default, description (issue 26.4)
+    assert rows[1:3] == [
+        "      a: integer, required -- The first number.",
+        "      b: integer, default 1 -- The second number.",
+    ]
+    assert hint.startswith("Call one: elicitkit call ") and hint.endswith(" add -a NAME=VALUE ...")
     assert ran["prompts-list"].expect(0).lines[0].endswith("): 0 tool(s)")

@@ -52,6 +52,7 @@ CALLS |= {
     ),
     "http-seating-misfit": Call(["call", HTTP, "seating"], defaults={"name": "Ada", "area": "roof"}),
     "http-gated": Call(["call", HTTP, "gated_report"]),
+    "http-seating-modern": Call(["call", HTTP, "seating", "--mode", "modern", "--json"], defaults={"name": "Ada"}),
 }
 
 
@@ -114,8 +115,18 @@ def test_listing_tools(ran: dict[str, Ran], where: str) -> None:
     header, *rows = result.lines
     assert header.startswith("official-peer 9.9.9 (")
     assert header.endswith("): 10 tool(s)")
+    rows = [row for row in rows if row.startswith("  ") and not row.startswith("      ")]  # tools, not arguments
     names = [row.split()[0] for row in rows]
     assert len(names) == 10
     assert set(TOOLS) <= set(names)
     seating = next(row for row in rows if row.split()[0] == "seating")
     assert "Ask how to seat a party; answers with the raw content that came back." in seating
+
+
+def test_modern_against_the_official_sdk_says_try_legacy(ran: dict[str, Ran]) -> None:
+    """The SDK answers server/discover, then its question fails on 2026: the CLI names the fix (issue 26.8)."""
+    result = ran["http-seating-modern"].expect(2)
+    assert "no back-channel" in result.stderr
+    assert "try --mode legacy" in result.stderr
+    said = json.loads(result.stdout)  # --json: the failure as data too
+    assert said["exitCode"] == 2 and "no back-channel" in said["error"]

@@ -3,7 +3,7 @@
 The official ``mcp`` SDK's servers answer ``server/discover``, so ``mode="auto"`` speaks
 2026-07-28 to them; their tools that ask (``ctx.elicit``) then fail, because that SDK asks over
 a 2025 back-channel only. With the handshake the same tool works. If this test starts failing
-because ``auto`` works too, the default can become ``auto`` (README, client section).
+because ``auto`` works too, the default can become ``auto`` (docs/modern.md, the client section).
 """
 
 from __future__ import annotations

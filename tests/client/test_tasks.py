@@ -16,6 +16,7 @@ from elicitkit import Client, Context, Server
 from elicitkit.client.tasks import TaskCancelled, TaskHandle
 from elicitkit.elicitation.requests import ElicitRequest, FormRequest
 from elicitkit.elicitation.results import AcceptedElicitation, ElicitationResult
+from elicitkit.errors import LocalProtocolError
 from elicitkit.server.tasks import InMemoryTaskStore
 from elicitkit.server.tasks.serving import ENV_TASK_DB
 from elicitkit.transports.http.serve import serve_http_background
@@ -140,3 +141,20 @@ async def test_a_task_over_stdio(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         result = await client.call_tool("deploy", {"target": "edge", "effects": str(effects)}, task=True)
     assert result.text == "edge: deployed"
     assert effects.read_text().splitlines() == ["deployed edge=True"]
+
+
+async def test_start_task_on_a_legacy_client_fails_before_anything_runs(server: Server) -> None:
+    """Tasks exist on 2026-07-28 only: the default client (the handshake) must not quietly run
+    the tool as a plain call, asking at once and doing its work, where a handle was wanted."""
+    person = Person()
+    async with Client(server, elicitation_callback=person) as client:  # the default: mode="legacy"
+        for attempt in (
+            client.start_task("register", {"team": "x"}),
+            client.get_task("t1"),
+            client.follow_task("t1"),
+            client.answer_task("t1", {}),
+            client.cancel_task("t1"),
+        ):
+            with pytest.raises(LocalProtocolError, match=r"tasks exist on 2026-07-28 only.*mode='auto'"):
+                await attempt
+    assert person.asked == []  # nothing was sent: the tool never ran

@@ -12,7 +12,8 @@ import re
 
 import pytest
 
-from elicitkit import Client, UrlElicitationRequiredError
+from elicitkit import Client
+from elicitkit.compat import UrlElicitationRequiredError
 from elicitkit.testing.kit import Kit, Question, Scripted, accept, cancel, decline, reply
 
 from ._load import load_example, spec
@@ -77,7 +78,7 @@ async def test_defect_17_third_party_auth_consent_survives_another_connection_on
     assert done.text == "Calendar connected. You can close this tab."
     async with elicitkit.connect(auth.server) as retry:  # a third connection retries
         result = await elicitkit.retry(retry, pending)
-    assert result["content"] == [{"type": "text", "text": EVENTS}]
+    assert result.text == EVENTS
     elicitkit.asked.assert_messages(CONSENT)
 
 

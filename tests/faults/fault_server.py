@@ -44,10 +44,10 @@ from elicitkit import (
     ConnectionClosed,
     Context,
     DeclinedElicitation,
-    ElicitationFailed,
     ElicitationTimeout,
     Server,
 )
+from elicitkit.errors import ElicitationFailed
 
 # The one private import: a codec with a clock the tests can move (TTL expiry in milliseconds,
 # not minutes). Everything else here is elicitkit's public surface.

@@ -158,7 +158,8 @@ async def test_withdrawn_question_closes_the_clients_form(transport: str, url: s
     it saw withdrawals before they moved to the asking call's stream; raw clients did not)."""
     import sys
 
-    from elicitkit import Client, ElicitRequest
+    from elicitkit import Client
+    from elicitkit.elicitation import ElicitRequest
 
     from ._support import SERVER, server_env
 

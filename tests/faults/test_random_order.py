@@ -15,7 +15,8 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from elicitkit import AcceptedElicitation, Client, ElicitRequest
+from elicitkit import AcceptedElicitation, Client
+from elicitkit.elicitation import ElicitRequest
 
 from ._support import SERVER, server_env, tag_of
 

@@ -15,19 +15,9 @@ import anyio
 import pytest
 from pydantic import BaseModel, Field
 
-from elicitkit import (
-    Audio,
-    Client,
-    Context,
-    EmbeddedResource,
-    Image,
-    MCPError,
-    ResourceLink,
-    Server,
-    ToolError,
-    ToolResult,
-)
+from elicitkit import Client, Context, MCPError, Server, ToolError, ToolResult
 from elicitkit.client import results as wire
+from elicitkit.content import Audio, EmbeddedResource, Image, ResourceLink
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(20)]
 
@@ -209,7 +199,7 @@ def _prompts(server: Server) -> None:
 
     @server.prompt()
     def conversation(topic: str) -> list[Any]:
-        from elicitkit import AssistantMessage, UserMessage
+        from elicitkit.content import AssistantMessage, UserMessage
 
         return [
             UserMessage(f"Tell me about {topic}."),

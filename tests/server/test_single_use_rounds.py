@@ -1,6 +1,6 @@
 """Issue 12 #19 over the wire: a 2026 retry replayed with the same requestState.
 
-By default it runs the tool again (the spec allows replays within the TTL, and the README says
+By default it runs the tool again (the spec allows replays within the TTL, and docs/modern.md says
 so next to the replay contract); with single-use rounds the replay is refused, so the side
 effect after the question happens once.
 """

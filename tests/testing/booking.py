@@ -65,3 +65,10 @@ async def watch(ctx: Context) -> str:
         CANCELLED.append("watch")
         raise
     return f"answered {answer.action}"
+
+
+@server.tool()
+async def note(text: str) -> str:
+    """Prints its text (what a child process's log shows: ``process_logs()``)."""
+    print(f"note: {text}")
+    return "noted"

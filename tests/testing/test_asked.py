@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from elicitkit import FormRequest, Origin, UrlRequest
+from elicitkit import FormRequest, UrlRequest
+from elicitkit.elicitation import Origin
 from elicitkit.testing.kit import Questions, schema_diff
 
 SCHEMA = {

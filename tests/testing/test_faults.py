@@ -39,7 +39,7 @@ async def test_first_round_skips_before_2026(elicitkit: Kit) -> None:
     async with elicitkit.connect(server) as client:
         pending = await elicitkit.first_round(client, "book")  # skips on 2025 eras
         result = await elicitkit.retry(client, pending)
-    assert result["content"][0]["text"] == "No booking (decline at step 2)."
+    assert result.text == "No booking (decline at step 2)."
     elicitkit.asked.assert_messages("Which evening?", "Book 2 for 2025-12-27?")
 
 
@@ -60,7 +60,7 @@ async def test_a_retry_lands_on_another_process_sharing_the_keys(elicitkit: Kit)
     async with elicitkit.processes(server, 2) as (first, second):
         pending = await elicitkit.first_round(first, "book")
         result = await elicitkit.retry(second, pending)  # answers q1 there; q2 is asked by the second process
-    assert result["content"][0]["text"] == "Booked 3 for 2025-12-27."
+    assert result.text == "Booked 3 for 2025-12-27."
     elicitkit.asked.assert_messages("Which evening?", "Book 3 for 2025-12-27?")
 
 

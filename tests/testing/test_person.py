@@ -108,9 +108,10 @@ async def test_hang_up_while_a_question_waits_cancels_the_tool(elicitkit: Kit) -
 async def test_hang_up_on_2026_ends_the_call(elicitkit: Kit) -> None:
     elicitkit.person.will(hang_up())
     async with elicitkit.connect(server, era="2026-07-28") as client:
-        with pytest.raises(Exception, match=r"input request 'q1': the test dropped the connection") as failed:
-            await client.call_tool("watch")  # no question waits on a 2026 server: the retry never leaves
-    assert isinstance(failed.value.__cause__, ConnectionClosed)
+        # no question waits on a 2026 server: the retry never leaves, and the call ends with
+        # ConnectionClosed itself, as on the other eras (not a MultiRoundTripError around it)
+        with pytest.raises(ConnectionClosed, match=r"the test dropped the connection"):
+            await client.call_tool("watch")
 
 
 async def test_without_a_marker_the_test_runs_once_on_2025_11_25_in_memory(elicitkit: Kit) -> None:

@@ -176,6 +176,38 @@ def test_old(elicitkit):
     result.stdout.fnmatch_lines(["*unknown era '2024-11-05'; the kit knows 2025-06-18, 2025-11-25, 2026-07-28*"])
 
 
+def test_a_bad_marker_fails_its_own_test_only(pytester: pytest.Pytester) -> None:
+    """Issue 26.14: one bad marker used to break the collection of the whole module."""
+    tests = """
+@pytest.mark.elicitkit_eras("2024-11-05")
+async def test_old(elicitkit):
+    pass
+
+@pytest.mark.elicitkit_eras(transport="http")
+async def test_typo(elicitkit):
+    pass
+
+@pytest.mark.elicitkit_eras("2025-11-25")
+async def test_good(elicitkit):
+    elicitkit.person.will(decline())
+    assert (await elicitkit.call(server, "order")).text == "no order (decline)"
+"""
+    result = run(pytester, tests)
+    result.assert_outcomes(passed=1, errors=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR at setup of test_old*",
+            "test_shop.py::test_old: @pytest.mark.elicitkit_eras: unknown era '2024-11-05'*",
+            "*ERROR at setup of test_typo*",
+            "test_shop.py::test_typo: @pytest.mark.elicitkit_eras: unknown option(s) ['transport'];"
+            " only transports= and tasks=",
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()
+    only_good = run(pytester, tests, "test_shop.py::test_good[2025-11-25]")  # a good test's node id runs
+    only_good.assert_outcomes(passed=1)
+
+
 def test_the_plugin_leaves_other_tests_alone(pytester: pytest.Pytester) -> None:
     tests = """
 def test_plain(request):
@@ -205,12 +237,24 @@ async def test_order(elicitkit):
     missing.assert_outcomes(failed=2)
     missing.stdout.fnmatch_lines(
         [
-            "*AssertionError: no snapshot *test_order?2025-06-18?.json; run pytest "
-            "--elicitkit-update-snapshots to write it"
+            "*AssertionError: no snapshot test_order?2025-06-18?.json (in *__snapshots__*test_shop);"
+            " the questions asked:",
+            "*+++ asked questions",
+            '*+    "message": "How big?",',
+            "*(run pytest --elicitkit-update-snapshots to write it)",
         ]
     )
 
-    run(pytester, tests, "--elicitkit-update-snapshots").assert_outcomes(passed=2)
+    written = run(pytester, tests, "--elicitkit-update-snapshots")
+    written.assert_outcomes(passed=2)
+    written.stdout.fnmatch_lines(  # a summary of what was written (issue 26.13)
+        [
+            "*elicitkit snapshots*",
+            "wrote 2 snapshot(s):",
+            "  __snapshots__/test_shop/test_order[[]2025-06-18].json",
+            "  __snapshots__/test_shop/test_order[[]2026-07-28].json",
+        ]
+    )
     stored = pytester.path / "__snapshots__" / "test_shop" / "test_order[2026-07-28].json"
     assert json.loads(stored.read_text()) == [
         {

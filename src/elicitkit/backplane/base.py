@@ -33,8 +33,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
+from elicitkit.backplane.sealing import Sealer
 from elicitkit.protocol.jsonrpc import JSON
 
 # One event of a recorded stream: (seq, payload or error body, kind). Kinds:
@@ -79,6 +81,16 @@ class Following(Protocol):
     def close(self) -> None: ...
 
 
+@dataclass(frozen=True)
+class RedisPlace:
+    """A Redis client, the key prefix a fleet's state lives under, and what seals what is kept
+    there (the fleet key's AEAD: task records are sealed as the backplane's messages are)."""
+
+    client: Any
+    prefix: str
+    sealer: Sealer | None = None
+
+
 class Backplane:
     """What the instances of a fleet share (see the module docstring).
 
@@ -101,6 +113,11 @@ class Backplane:
     def on_broadcast(self, callback: Broadcast) -> None:
         """Who runs a broadcast from another instance here (the server: its local notifications)."""
         self._on_broadcast = callback
+
+    def redis(self) -> RedisPlace | None:
+        """The Redis this backplane keeps the fleet's state in, if it has one: a server puts its
+        shared stores (tasks, spent rounds) there too, unless it was given its own."""
+        return None
 
     async def start(self) -> None:
         """Connect and start the heartbeat (idempotent)."""

@@ -35,14 +35,14 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from elicitkit.backplane.base import Backplane, Event, Following
+from elicitkit.backplane.base import Backplane, Event, Following, RedisPlace
 from elicitkit.backplane.sealing import Sealer
 from elicitkit.backplane.signing import fleet_key
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.runtime.stopping import stop_tasks
 
 if TYPE_CHECKING:
-    import redis.asyncio
+    import redis.asyncio as aioredis
 
 logger = logging.getLogger("elicitkit.fleet")
 
@@ -103,7 +103,7 @@ class RedisBackplane(Backplane):
 
     def __init__(
         self,
-        client: redis.asyncio.Redis,
+        client: aioredis.Redis,
         *,
         key: bytes | str | None = None,
         instance_id: str | None = None,
@@ -142,7 +142,7 @@ class RedisBackplane(Backplane):
         self._queue: asyncio.Queue[_Write] | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._pubsub: Any = None
-        self._listen_client: redis.asyncio.Redis | None = None
+        self._listen_client: aioredis.Redis | None = None
         self._connected = False
         self._was_lost = False  # lost since the last connection: tell the inbox when Redis is back
         self._started = 0
@@ -165,6 +165,9 @@ class RedisBackplane(Backplane):
         return backplane
 
     # -- life ----------------------------------------------------------------------------------
+
+    def redis(self) -> RedisPlace:
+        return RedisPlace(self.client, self.prefix, self.sealer)
 
     async def start(self) -> None:
         self._started += 1
@@ -418,7 +421,7 @@ class RedisBackplane(Backplane):
         for follow in follows:  # anything still following gets nothing more: end it
             follow.callback((0, b"", "lost"))
 
-    def _listener(self) -> redis.asyncio.Redis:
+    def _listener(self) -> aioredis.Redis:
         """The client the subscriptions use: the same server and settings, but never retried.
 
         A pub/sub connection that redis-py silently replaced after a break has missed whatever

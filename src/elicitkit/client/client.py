@@ -49,7 +49,7 @@ from elicitkit.client.rounds import (
 )
 from elicitkit.elicitation.requests import Origin
 from elicitkit.protocol.capabilities import declares
-from elicitkit.protocol.errors import URL_ELICITATION_REQUIRED, MCPError
+from elicitkit.protocol.errors import URL_ELICITATION_REQUIRED, LocalProtocolError, MCPError
 from elicitkit.protocol.handshake import ClientHandshake
 from elicitkit.protocol.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, JSON, Notification
 from elicitkit.protocol.modern import RESULT_INPUT_REQUIRED, InvalidToolHeaders, tool_header_params
@@ -89,7 +89,7 @@ class Client:
     an HTTP 4xx included, falls back to the handshake at once). ``protocol_version`` is the
     version offered: a handshake version for the legacy era, or a 2026 version for the modern one.
 
-    The default is ``"legacy"``, chosen by measurement (README, client section): servers built
+    The default is ``"legacy"``, chosen by measurement (docs/modern.md, client section): servers built
     on the official ``mcp`` SDK answer ``server/discover``, so ``auto`` speaks 2026 to them, and
     then every tool of theirs that asks (``ctx.elicit``, ``elicit_form``, ``elicit_url``, a
     ping) fails: 10 of 10 such calls over stdio and HTTP, against none with the handshake. Pass
@@ -384,6 +384,14 @@ class Client:
 
     # -- tasks (2026-07-28, Tasks extension) -------------------------------------------
 
+    def _need_tasks(self, what: str) -> None:
+        if self.era is not Era.MODERN:
+            raise LocalProtocolError(
+                f"{what}: tasks exist on 2026-07-28 only, and this client speaks {self.protocol_version}"
+                " (the initialize handshake). Connect with Client(target, mode='auto') or mode='modern'"
+                " to a server that speaks 2026-07-28 (elicitkit call: --task does this)."
+            )
+
     async def _call_as_task(self, name: str, arguments: JSON | None, timeout: float | None) -> JSON:
         started = await tasks.start_task(self, name, arguments, timeout=timeout)
         if isinstance(started, tasks.TaskHandle):
@@ -392,24 +400,34 @@ class Client:
 
     async def start_task(self, name: str, arguments: JSON | None = None) -> tasks.TaskHandle | CallToolResult:
         """Hands-off: call ``name`` as a task and return its handle at once (or the result, if
-        the server answered without a task). Look, answer or cancel later, from any client."""
+        the server answered without a task). Look, answer or cancel later, from any client.
+
+        Tasks exist on 2026-07-28 only: on a handshake connection (the default ``mode="legacy"``)
+        this raises :class:`~elicitkit.errors.LocalProtocolError` before anything is sent, rather
+        than run the tool as a plain call (asking at once, doing its work) where a handle was wanted.
+        """
+        self._need_tasks("start_task")
         started = await tasks.start_task(self, name, arguments)
         return started if isinstance(started, tasks.TaskHandle) else CallToolResult.model_validate(started)
 
     async def follow_task(self, task_id: str) -> CallToolResult:
         """Poll a task to its end, answering its questions with this client's callbacks."""
+        self._need_tasks("follow_task")
         return CallToolResult.model_validate(await tasks.follow_task(self, task_id))
 
     async def get_task(self, task_id: str) -> JSON:
         """``tasks/get``: the task as it stands."""
+        self._need_tasks("get_task")
         return await tasks.get_task(self, task_id)
 
     async def answer_task(self, task_id: str, responses: JSON) -> None:
         """``tasks/update``: answers by input request key."""
+        self._need_tasks("answer_task")
         await tasks.answer_task(self, task_id, responses)
 
     async def cancel_task(self, task_id: str) -> None:
         """``tasks/cancel``."""
+        self._need_tasks("cancel_task")
         await tasks.cancel_task(self, task_id)
 
     async def list_resources(self, cursor: str | None = None) -> ListResourcesResult:

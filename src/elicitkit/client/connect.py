@@ -131,8 +131,10 @@ def transport_for(target: object, **options: Any) -> ClientTransport:
 def start_hint(transport: ClientTransport, reason: object) -> str:
     """Why a server could not be started or reached, and what to try instead, in one line."""
     where = transport.describe()
-    command = getattr(transport, "command", None)
-    if isinstance(command, list) and command:
+    from elicitkit.transports.stdio import StdioTransport
+
+    command = transport.command if isinstance(transport, StdioTransport) else None
+    if command:
         program = str(command[0])
         if program.endswith(".py") and Path(program).is_file():
             argv = ["python", *command]
@@ -231,9 +233,7 @@ class Connection:
             await self._initialize()
 
     def _set_stateless(self, stateless: bool) -> None:
-        setter = getattr(self.transport, "set_stateless", None)
-        if setter is not None:
-            setter(stateless)
+        self.transport.set_stateless(stateless)
 
     def _enter_modern(self) -> None:
         self.era = Era.MODERN
@@ -287,8 +287,8 @@ class Connection:
         try:
             result = await self._modern_request(DISCOVER, None, timeout=self.discover_timeout)
         except MCPError as exc:
-            if exc.code in _MODERN_ERRORS or (exc.code == CONNECTION_CLOSED and not self.peer_alive()):
-                raise
+            if exc.code in _MODERN_ERRORS or exc.code == CONNECTION_CLOSED:
+                raise  # a 2026 refusal, or nothing there at all: not a server of another era (open() says which)
             said = f"did not answer {DISCOVER}" if exc.is_local else f"answered {DISCOVER} with"
             raise ModernNotSupported(
                 exc.code,
@@ -398,7 +398,7 @@ class Connection:
 
     def _headers_for(self, message: JSON) -> dict[str, str] | None:
         """The per-message HTTP headers of a 2026 request (None elsewhere)."""
-        if self.era is not Era.MODERN or not getattr(self.transport, "per_message_headers", False):
+        if self.era is not Era.MODERN or not self.transport.per_message_headers:
             return None
         method = message.get("method")
         if not isinstance(method, str):

@@ -37,6 +37,7 @@ from elicitkit.protocol.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
+    ConnectionClosed,
     MCPError,
 )
 from elicitkit.protocol.modern import ELICIT, INPUT_METHODS, LIST_ROOTS, SAMPLE
@@ -269,6 +270,8 @@ class Responder:
             except MCPError as exc:
                 if exc.code == INVALID_PARAMS:
                     raise InputRequestViolation(f"input request {key!r}: {exc.message}") from None
+                if isinstance(exc, ConnectionClosed):  # the connection is gone, not a broken round: say that
+                    raise
                 raise MultiRoundTripError(f"input request {key!r}: {exc.message}") from exc
         if item.method == SAMPLE:
             assert self.sampling is not None

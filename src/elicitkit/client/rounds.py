@@ -158,19 +158,25 @@ async def drive(
     input_required: InputRequiredHandling = "handle",
     max_rounds: int = 10,
     backoff: float = 0.05,
+    also_final: frozenset[str] = frozenset(),
 ) -> dict[str, Any] | InputRequiredResult:
     """Carry ``method`` on from its ``first`` result until it completes: each ``input_required``
     round is answered in full by ``answer`` and the request sent again through ``send`` (a new
     request) with the responses and the state, untouched. ``input_required="return"`` hands
     the first unanswered round back instead. The caller sends the first round itself, so a
-    call that needs no input never enters this loop."""
+    call that needs no input never enters this loop. ``also_final``: result types besides
+    ``complete`` that end the call (a task-augmented call's ``task``); any other is refused.
+    The one client loop: plain calls and the calls that may become tasks both run it."""
     if input_required not in ("handle", "return"):
         raise ValueError(f"input_required must be 'handle' or 'return', not {input_required!r}")
     result = first
     rounds = idle = 0
     while True:
-        if result_type(result) != RESULT_INPUT_REQUIRED:
-            return result
+        kind = result.get("resultType", RESULT_COMPLETE)
+        if kind != RESULT_INPUT_REQUIRED:
+            if kind == RESULT_COMPLETE or kind in also_final:
+                return result
+            raise InvalidResultType(f"unknown resultType {kind!r}")
         if method not in MRTR_METHODS:
             raise InvalidResultType(f"{method} may not answer input_required")
         pending = InputRequiredResult.from_wire(method, params, result)

@@ -18,11 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from elicitkit.client.rounds import InputRequiredResult, TooManyInputRounds, retry_params
+from elicitkit.client.rounds import InputRequiredResult, drive
 from elicitkit.protocol import tasks as wire
 from elicitkit.protocol.errors import INTERNAL_ERROR, MCPError
 from elicitkit.protocol.jsonrpc import JSON
-from elicitkit.protocol.modern import RESULT_INPUT_REQUIRED
 from elicitkit.protocol.versions import META_CLIENT_CAPABILITIES
 
 if TYPE_CHECKING:
@@ -91,16 +90,22 @@ async def start_task(
     Questions the tool asks before the task exists are answered here, as in a plain call, and
     every round declares the extension again (there is no session to remember it)."""
     params: JSON = {"name": name, "arguments": arguments or {}}
-    result = await client.connection.request("tools/call", declaring(params), timeout=timeout)
-    rounds = 0
-    while result.get("resultType") == RESULT_INPUT_REQUIRED:
-        rounds += 1
-        if rounds > client.max_input_rounds:
-            raise TooManyInputRounds(f"tools/call {name} still needs input after {rounds - 1} rounds; giving up")
-        pending = InputRequiredResult.from_wire("tools/call", params, result)
-        answers = await client.answer_input_requests(pending) if pending.input_requests else None
-        retry = declaring(retry_params(params, answers, pending.request_state))
-        result = await client.connection.request("tools/call", retry, timeout=timeout)
+
+    async def send(method: str, round_params: JSON) -> JSON:
+        return await client.connection.request(method, declaring(round_params), timeout=timeout)
+
+    outcome = await drive(
+        send,
+        client.answer_input_requests,
+        "tools/call",
+        params,
+        first=await send("tools/call", params),
+        max_rounds=client.max_input_rounds,
+        backoff=client.input_backoff,
+        also_final=frozenset({wire.RESULT_TASK}),
+    )
+    assert isinstance(outcome, dict)  # input_required="handle": every round is answered here
+    result = outcome
     if wire.is_create_task_result(result):
         return TaskHandle.from_wire(result)
     return result

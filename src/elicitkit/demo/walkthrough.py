@@ -9,6 +9,7 @@ each call, each question with the server asking, each answer and each result.
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 import threading
 import time
@@ -72,9 +73,25 @@ class Narrated:
                 self.console.print(f"         open [underline]{request.url}[/]")
         handler = self.forms if isinstance(request, FormRequest) else self.urls
         result: ElicitationResult[Any] = await handler(request)
-        content = f" {result.content}" if result.content else ""
+        content = ""
+        if result.content and isinstance(request, FormRequest):
+            content = ": " + _readable(request.requested_schema, result.content)
         self.console.print(f"  [bold green]answer[/] {result.action.value}{content}")
         return result
+
+
+def _readable(schema: dict[str, Any], content: dict[str, Any]) -> str:
+    """An answer as the form showed it: field titles and option titles, not raw values."""
+    props = schema.get("properties", {})
+    parts = []
+    for name, value in content.items():
+        prop = props.get(name, {})
+        options = prop.get("oneOf") or prop.get("items", {}).get("anyOf") or []
+        titles = {o.get("const"): o.get("title", o.get("const")) for o in options if isinstance(o, dict)}
+        values = value if isinstance(value, list) else [value]
+        shown = [str(titles.get(v, v)) if not isinstance(v, bool) else ("yes" if v else "no") for v in values]
+        parts.append(f"{prop.get('title', name)} = {', '.join(shown) or 'none'}")
+    return "; ".join(parts)
 
 
 def _kind(prop: dict[str, Any]) -> str:
@@ -100,20 +117,21 @@ def _handlers(ui: str, console: Console) -> tuple[Any, Any, str]:
         return browser, browser, "browser forms on a one-time loopback page"
     from elicitkit.client.handlers.terminal import TerminalHandler
 
-    async def open_or_visit(url: str) -> bool:
+    async def open_or_visit(url: str) -> bool | str:
         from elicitkit.client.handlers.browser import open_in_browser
 
         if await open_in_browser(url):
             return True
-        console.print("[dim](no graphical browser here: a scripted visitor pays on the page instead)[/]")
         threading.Thread(target=visit_and_pay, args=(url, 1.0), daemon=True).start()
-        return True
+        return "No graphical browser here: a scripted visitor pays on the page instead."
 
     terminal = TerminalHandler(open_url=open_or_visit)
     return terminal, terminal, "terminal forms (Esc or Ctrl-C cancels)"
 
 
-async def _step(console: Console, title: str, call: Callable[[], Any], *, spin: bool) -> Any:
+async def _step(
+    console: Console, title: str, call: Callable[[], Any], *, spin: bool, record: list[dict[str, Any]] | None = None
+) -> Any:
     console.print(f"  [bold cyan]call[/]   {title}")
     if spin and console.is_terminal:
         with console.status("waiting for the server ..."):
@@ -122,10 +140,15 @@ async def _step(console: Console, title: str, call: Callable[[], Any], *, spin: 
         result = await call()
     style = "red" if result.is_error else "bold"
     console.print(f"  [bold cyan]result[/] [{style}]{result.text}[/]")
+    if record is not None:
+        record.append({"call": title, "result": result.text, "isError": result.is_error})
     return result
 
 
-async def walkthrough(ui: str = "auto", console: Console | None = None) -> int:
+async def walkthrough(
+    ui: str = "auto", console: Console | None = None, record: list[dict[str, Any]] | None = None
+) -> int:
+    """Run the three steps; each call and its result is appended to ``record`` when given."""
     if console is None:
         console = Console(highlight=False)
         if not console.is_terminal:
@@ -157,9 +180,10 @@ async def walkthrough(ui: str = "auto", console: Console | None = None) -> int:
         async with Client(http.url, elicitation_callback=answer, notification_callback=notice) as client:
             await _step(
                 console,
-                'book_table {"date": "2026-12-24", "party_size": 4}  (Christmas Eve is full)',
+                'book_table {"date": "2026-12-24", "party_size": 4} (Christmas Eve is full)',
                 lambda: client.call_tool("book_table", {"date": "2026-12-24", "party_size": 4}),
                 spin=not interactive_ui,
+                record=record,
             )
             booking = next(iter(BOOKINGS), None)
             console.print()
@@ -172,6 +196,7 @@ async def walkthrough(ui: str = "auto", console: Console | None = None) -> int:
                     f'pay_deposit {{"booking_id": "{booking}", "wait_seconds": 120}}',
                     lambda: client.call_tool("pay_deposit", {"booking_id": booking, "wait_seconds": 120}),
                     spin=not interactive_ui,
+                    record=record,
                 )
         console.print()
         console.print(
@@ -185,16 +210,27 @@ async def walkthrough(ui: str = "auto", console: Console | None = None) -> int:
                     f'delete_folder {{"path": "{path}"}}',
                     lambda path=path: modern.call_tool("delete_folder", {"path": path}),  # type: ignore[misc]
                     spin=not interactive_ui,
+                    record=record,
                 )
         console.print()
         actions = ", ".join(f"{e['mode']} {e['action']}" for e in audit) or "none"
         console.print(f"audit log: {len(audit)} question(s): {actions}")
+        if record is not None:
+            record.append({"audit": [{k: e[k] for k in ("mode", "action") if k in e} for e in audit]})
     console.rule("[bold green]demo finished")
     return 0
 
 
-def run(ui: str = "auto") -> int:
-    """Run the walkthrough; the exit status."""
+def run(ui: str = "auto", *, as_json: bool = False) -> int:
+    """Run the walkthrough; the exit status. ``as_json``: the transcript goes to stderr, and stdout
+    gets one JSON object (``steps``: each call and result; ``audit``: each question's mode and action)."""
+    if as_json:
+        console = Console(highlight=False, stderr=True)
+        record: list[dict[str, Any]] = []
+        code = anyio.run(walkthrough, ui, console, record)
+        audit: list[Any] = next((r["audit"] for r in record if "audit" in r), [])
+        print(json.dumps({"steps": [r for r in record if "call" in r], "audit": audit}, ensure_ascii=False))
+        return code
     try:
         return anyio.run(walkthrough, ui)
     except KeyboardInterrupt:

@@ -238,10 +238,13 @@ class FormField:
         if self.kind is FieldKind.CHOICE:
             return self._option(text)
         if self.kind is FieldKind.MULTI:
+            whole = self._match(text)  # one option whose title holds commas, typed whole
+            if whole is not None:
+                return [whole]
             parts = [p for p in (p.strip() for p in text.split(",")) if p]
             chosen: list[str] = []
             for part in parts:
-                value = self._option(part)
+                value = self._option(part, split=True)
                 if value not in chosen:
                     chosen.append(value)
             return chosen
@@ -263,7 +266,7 @@ class FormField:
                     chosen.append(value)
         return chosen
 
-    def _option(self, text: str) -> str:
+    def _match(self, text: str) -> str | None:
         for option in self.options:
             if text == option.value:
                 return option.value
@@ -272,6 +275,18 @@ class FormField:
                 return option.value
         if _OPTION_NUMBER.fullmatch(text) and 1 <= int(text) <= len(self.options):  # ASCII, short: int() cannot fail
             return self.options[int(text) - 1].value
+        return None
+
+    def _option(self, text: str, *, split: bool = False) -> str:
+        """The option ``text`` names (value, title or number); ``split``: it is one part of a
+        comma-separated answer, so a title holding a comma is worth a word about numbers."""
+        found = self._match(text)
+        if found is not None:
+            return found
+        if any("," in o.title for o in self.options):  # titles with commas: quoted and numbered, unambiguous
+            offered = "; ".join(f"{n} \u201c{o.title}\u201d" for n, o in enumerate(self.options, 1))
+            how = " (names hold commas: type numbers, like 1,3)" if split else ""
+            raise FieldError(f"\u201c{text}\u201d is not one of the choices{how}: pick {offered}.")
         offered = ", ".join(o.title for o in self.options)
         raise FieldError(f"\u201c{text}\u201d is not one of the choices: pick {offered}.")
 

@@ -59,13 +59,19 @@ class FormRequest:
         schema = self.requested_schema
         if "title" in schema or "description" in schema:
             schema = {k: v for k, v in schema.items() if k not in _ROOT_ANNOTATIONS}
-        params: dict[str, Any] = {"message": self.message, "requestedSchema": for_version(schema, version)}
-        if supports_url_elicitation(version):
-            params["mode"] = "form"
-        return params
+        return form_params(self.message, for_version(schema, version), version)
 
     def to_dict(self) -> dict[str, Any]:
         return {"mode": "form", "message": self.message, "requestedSchema": self.requested_schema}
+
+
+def form_params(message: str, gated: dict[str, Any], version: str) -> dict[str, Any]:
+    """``elicitation/create`` params for a schema already gated for ``version``
+    (:meth:`~elicitkit.elicitation.schema.Form.schema_for`, memoized): the server gates once."""
+    params: dict[str, Any] = {"message": message, "requestedSchema": gated}
+    if supports_url_elicitation(version):
+        params["mode"] = "form"
+    return params
 
 
 @dataclass(frozen=True, slots=True)

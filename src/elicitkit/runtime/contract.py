@@ -8,7 +8,12 @@ A transport moves messages; a session understands them. They meet here, and only
   client went away (2026 over HTTP), and asks the negotiated protocol version where the
   framing depends on it (SSE priming events);
 - a transport with per-request streams (HTTP) passes a :class:`StreamControl`, through which
-  the session may end a live stream early and learns nothing else about HTTP.
+  the session may end a live stream early, and learns the session id and the id a request
+  had on the wire (stateless HTTP renumbers requests), and nothing else about HTTP;
+- an HTTP transport asks its :class:`Endpoint` for the pages it serves beside the endpoint
+  and the backplane a fleet shares.
+
+Everything that crosses is named here: neither side looks the other up with ``getattr``.
 
 Nothing here knows MCP methods or questions, so transports stay free of ``elicitkit.server``
 and ``elicitkit.client``.
@@ -16,14 +21,22 @@ and ``elicitkit.client``.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
-from typing import Protocol, TypeAlias
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from elicitkit.protocol.inbound import Inbound
 from elicitkit.protocol.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, JSON, RequestId
 
+if TYPE_CHECKING:
+    from elicitkit.backplane.base import Backplane
+
 # Raw bytes off a wire, or a value the transport already decoded.
 Incoming: TypeAlias = "bytes | str | JSON"
+
+# An ASGI application (scope, receive, send): what a server's pages are to an HTTP transport.
+ASGIApp: TypeAlias = Callable[
+    [MutableMapping[str, Any], Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]
+]
 
 
 class Send(Protocol):
@@ -41,6 +54,16 @@ class StreamControl(Protocol):
 
     def request_unanswered(self, request_id: RequestId) -> None:
         """The request ended without a response (cancelled): its stream will get nothing more."""
+        ...
+
+    @property
+    def session_id(self) -> str:
+        """The ``Mcp-Session-Id`` the client names (2025 eras); empty for the shared stateless session."""
+        ...
+
+    def public_id(self, request_id: RequestId) -> RequestId | None:
+        """The id the client gave request ``request_id`` where the transport renumbered it
+        (stateless HTTP), else None: the session's id is the client's."""
         ...
 
 
@@ -98,4 +121,15 @@ class Endpoint(Protocol):
 
     def tool_header_params(self, name: str) -> dict[str, str]:
         """``{argument: header}`` for tool ``name``'s ``x-mcp-header`` arguments (HTTP checks them)."""
+        ...
+
+    def serve_pages(
+        self, prefix: str, base_url: str | None, allow_host: Callable[[str], bool] | None = None
+    ) -> ASGIApp:
+        """The server's own question pages as an ASGI app, mounted by HTTP at ``prefix``; links
+        use ``base_url`` (None: only a configured public address), ``allow_host`` vets Hosts."""
+        ...
+
+    def http_backplane(self) -> Backplane | None:
+        """What HTTP serving shares with a fleet (None: the transport's in-process default)."""
         ...

@@ -149,6 +149,7 @@ class Peer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tg: TaskGroup | None = None
         self._closed = False
+        self._rejected = 0  # invalid messages from the peer: the first is shown, the rest only counted
         # Transports that keep per-request state (HTTP streams) learn of requests ending silently.
         self.on_unanswered: Callable[[RequestId], None] | None = None
         self._pause_depth = 0
@@ -231,10 +232,32 @@ class Peer:
                 case ProgressReceived():
                     await self._progress(event)
                 case SendReply(message=message):
-                    logger.warning("rejected invalid message: %s", message["error"]["message"])
+                    self._log_rejected(message["error"]["message"], data)
                     await self._send(message, None)
                 case Dropped(reason=reason):
                     logger.info("dropped: %s", reason)
+
+    def _log_rejected(self, reason: str, data: Incoming) -> None:
+        """Say once what the peer sent that is not JSON-RPC, with its first line (a stdio server
+        that prints a banner would otherwise fill the log with the same parse error, never
+        showing the text); later ones go to the debug log."""
+        self._rejected += 1
+        if self._rejected > 1:
+            logger.debug("rejected invalid message #%d: %s", self._rejected, reason)
+            return
+        said = ""
+        if isinstance(data, (bytes, str)):
+            text = data.decode(errors="replace") if isinstance(data, bytes) else data
+            lines = text.strip().splitlines()
+            first = lines[0] if lines else ""
+            if first:
+                said = f"; it began {first[:120]!r}{'...' if len(first) > 120 else ''}"
+        logger.warning(
+            "rejected invalid message: %s%s (a peer that prints other text on a JSON-RPC stream, such as a"
+            " server's banner on stdout; further ones are logged at debug level only)",
+            reason,
+            said,
+        )
 
     def _settle(self, request_id: RequestId, result: JSON | None, error: MCPError | None) -> None:
         waiter = self._waiters.pop(request_id, None)

@@ -136,3 +136,8 @@ def to_content(value: Any) -> list[dict[str, Any]]:
             blocks.extend(to_content(item))
         return blocks
     return [{"type": "text", "text": to_json_text(value)}]
+
+
+def error_result(message: str) -> dict[str, Any]:
+    """A tool result that reports a failure to the model (``isError``), not a protocol error."""
+    return {"content": [{"type": "text", "text": message}], "isError": True}

@@ -1,8 +1,9 @@
 """The :class:`Context` a tool, resource or prompt asks for by type to talk back mid-call.
 
 It is the one public per-request face; it stands on the request's
-:class:`~elicitkit.server.scope.RequestScope` (built per era) and asks through
-:mod:`elicitkit.server.asking`, which chooses "send now" or "add to the round".
+:class:`~elicitkit.server.scope.RequestScope` (one kind per way of asking) and asks through
+:mod:`elicitkit.server.asking` (capabilities, counting, the page ladder), which leaves "send
+now" or "add to the round" to the scope.
 """
 
 from __future__ import annotations
@@ -71,7 +72,8 @@ class Context:
         """The Streamable HTTP session (``Mcp-Session-Id``, 2025 eras; else None), for what ends
         outside this request: a webhook on any instance calls
         ``server.notify_elicitation_complete(session_id, elicitation_id)``."""
-        return getattr(self.session.streams, "session_id", None) or None
+        streams = self.session.streams
+        return streams.session_id or None if streams is not None else None
 
     @property
     def client_capabilities(self) -> dict[str, Any]:
@@ -239,9 +241,7 @@ class Context:
         that declares the extension; anywhere else (an ordinary call, a run that already is the
         task) it returns at once and the body simply carries on.
         """
-        from elicitkit.server.tasks.serving import run_as_task
-
-        run_as_task(self._scope)
+        self._scope.become_task(self.server.tasks)
 
     async def elicit_complete(self, elicitation_id: str) -> None:
         """Tell the client the out-of-band step of ``elicitation_id`` is done."""

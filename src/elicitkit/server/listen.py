@@ -18,7 +18,7 @@ import anyio
 
 from elicitkit.protocol import subscriptions as subs
 from elicitkit.protocol import tasks as wire
-from elicitkit.protocol.errors import METHOD_NOT_FOUND, MCPError
+from elicitkit.protocol.errors import MCPError
 from elicitkit.protocol.jsonrpc import JSON
 
 if TYPE_CHECKING:
@@ -69,8 +69,7 @@ async def _owned_tasks(server: Server, scope: RequestScope, task_ids: tuple[str,
 
 async def listen(server: Server, scope: RequestScope) -> JSON:
     """Serve one listen stream until the client closes it."""
-    if not scope.modern:
-        raise MCPError(METHOD_NOT_FOUND, f"Method not found: {subs.LISTEN}")
+    scope.serve_2026_only(subs.LISTEN)
     wanted = subs.parse_listen(scope.params)
     wire.check_listen(wanted, scope.client_capabilities)
     # watch before reading who owns what: a change committed meanwhile is not lost
@@ -91,7 +90,7 @@ async def listen(server: Server, scope: RequestScope) -> JSON:
         )
         if tasks is not None:
             tasks.narrow(accepted.task_ids, current=owned)
-        stream_id = _wire_id(scope)
+        stream_id = scope.public_request_id  # the subscription's id on the wire
         notify = scope.request.notify
         queue = server.listeners.open()
         ack = subs.acknowledgement(stream_id, accepted)
@@ -110,18 +109,6 @@ async def listen(server: Server, scope: RequestScope) -> JSON:
         if tasks is not None:
             tasks.close()
     return subs.closed(stream_id)  # the stream ended without the client leaving (not today)
-
-
-def _wire_id(scope: RequestScope) -> Any:
-    """The listen request's id as the client sent it: the subscription's id on the wire.
-
-    Stateless HTTP renumbers requests inside its shared session (two clients may both send id
-    1) and keeps the client's id on the request's stream; elsewhere the ids are the client's.
-    """
-    table = getattr(scope.session.streams, "streams", None)
-    stream = table.get(scope.request.id) if isinstance(table, dict) else None
-    public = getattr(stream, "public_id", None)
-    return public if public is not None else scope.request.id
 
 
 async def _forward_tasks(tasks: TaskSubscription, stream_id: Any, notify: Any) -> None:

@@ -8,13 +8,16 @@ the result dict; raising :class:`~elicitkit.MCPError` answers with that error.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from elicitkit.protocol.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, JSON
 from elicitkit.protocol.versions import META_SERVER_INFO, SUPPORTED_VERSIONS
-from elicitkit.runtime.contract import Send, StreamControl
+from elicitkit.runtime.contract import ASGIApp, Send, StreamControl
 from elicitkit.server.scope import RequestScope
 from elicitkit.server.session import LOG_LEVELS, ServerSession
+
+if TYPE_CHECKING:
+    from elicitkit.backplane.base import Backplane
 
 RequestHandlerFn = Callable[[RequestScope], Awaitable[JSON]]
 NotificationHandlerFn = Callable[[ServerSession, dict[str, Any]], Awaitable[None]]
@@ -36,6 +39,10 @@ async def _set_level(ctx: RequestScope) -> JSON:
 
 class LowLevelServer:
     """A registry of method handlers plus the identity a server shows in ``initialize``."""
+
+    #: What the instances of a fleet share (:class:`~elicitkit.server.Server` sets it); a low-level
+    #: server has none of its own, so its pages and state stay in this process.
+    backplane: Backplane | None = None
 
     def __init__(
         self,
@@ -78,6 +85,7 @@ class LowLevelServer:
 
     cache_ttl_ms = 60_000  # how long a client may reuse list and discover results
     max_questions = 100  # questions one request may put to the user (a runaway loop ends here)
+    page_ladder = False  # a page fallback or deadline is configured (configure_pages): asking checks the ladder
 
     def modern_capabilities(self) -> dict[str, Any]:
         """What a 2026 client is told: no logging/setLevel, no subscriptions, no list_changed."""
@@ -115,12 +123,18 @@ class LowLevelServer:
         """``x-mcp-header`` arguments of tool ``name`` (the HTTP transport checks their headers)."""
         return {}
 
-    def serve_pages(self, prefix: str, base_url: str | None, allow_host: Callable[[str], bool] | None = None) -> Any:
+    def serve_pages(
+        self, prefix: str, base_url: str | None, allow_host: Callable[[str], bool] | None = None
+    ) -> ASGIApp:
         """Called by an HTTP transport once bound: the ASGI app of this server's form pages, served
         at ``prefix`` beside the endpoint (:mod:`elicitkit.server.pages`)."""
-        from elicitkit.server.pages import pages_of
+        from elicitkit.server.pages import pages_of  # the page app and its renderer: only when served
 
         return pages_of(self).mount(prefix, base_url, allow_host)
+
+    def http_backplane(self) -> Backplane | None:
+        """What HTTP serving shares with a fleet: a low-level server leaves it to the transport."""
+        return None
 
     def set_request_handler(self, method: str, handler: RequestHandlerFn) -> None:
         self.request_handlers[method] = handler

@@ -1,46 +1,47 @@
 """The MCP methods a :class:`~elicitkit.server.server.Server` answers: tools, resources, prompts,
 completion. Each takes the server and the request's :class:`~elicitkit.server.scope.RequestScope`.
 
-Tools, prompts and resources are where user code runs and may ask; on 2026-07-28 they open
-the request's round first, and a question without an answer ends the call with the round's
-``InputRequiredResult`` (:mod:`elicitkit.server.asking` decides that; here it is collected).
+Tools, prompts and resources are where user code runs and may ask; each runs its body through
+the scope (:meth:`~elicitkit.server.scope.RequestScope.run`), which on 2026-07-28 opens the
+request's round and turns a question without an answer into the round's ``InputRequiredResult``.
+The tool body itself is :func:`elicitkit.server.calling.run_tool`.
 """
 
 from __future__ import annotations
 
 import base64
 import inspect
-import logging
-import sys
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
-import anyio
 from pydantic import ValidationError
 
-from elicitkit.elicitation.errors import ElicitationError, UrlElicitationRequired
 from elicitkit.protocol.errors import INVALID_PARAMS, MCPError
 from elicitkit.protocol.jsonrpc import JSON
-from elicitkit.protocol.tasks import declares_tasks, missing_extension
-from elicitkit.server import asking
-from elicitkit.server.prompts import render_messages
-from elicitkit.server.resolvers import context_asker, resolve
+from elicitkit.server.calling import inject, inject_context, run_tool
+from elicitkit.server.prompts import Prompt, render_messages
 from elicitkit.server.resources import render_contents
-from elicitkit.server.rounds.round import InputRequired, InputRound, only_asking
-from elicitkit.server.scope import RequestScope, current_scope
-from elicitkit.server.tools import FunctionPlan, Tool, ToolError, describe_validation_error, error_result
+from elicitkit.server.scope import RequestScope
+from elicitkit.server.tools import describe_validation_error
 
 if TYPE_CHECKING:
     from elicitkit.server.context import Context
     from elicitkit.server.server import Server
 
-logger = logging.getLogger("elicitkit.server")
-
-
-def _round(scope: RequestScope) -> InputRound:
-    """The round a question went into (only a 2026 scope with a round can raise the signal)."""
-    assert scope.round is not None
-    return scope.round
+__all__ = [
+    "call_tool",
+    "complete",
+    "get_prompt",
+    "list_prompts",
+    "list_resources",
+    "list_templates",
+    "list_tools",
+    "page",
+    "read_resource",
+    "read_resource_method",
+    "subscribe",
+    "unsubscribe",
+]
 
 
 # ----------------------------------------------------------------------------- paging
@@ -73,27 +74,6 @@ def page(server: Server, items: list[Any], params: dict[str, Any], key: str) -> 
     return result
 
 
-# ----------------------------------------------------------------------------- injection
-
-
-def inject(server: Server, plan: FunctionPlan, values: dict[str, Any], scope: RequestScope) -> dict[str, Any]:
-    """Fill the parameters typed ``Context`` (one Context per call, made only if asked for)."""
-    context: Context | None = None
-    for param in plan.parameters:
-        if param.kind == "context":
-            if context is None:
-                context = server.context_for(scope)
-            values[param.name] = context
-    return values
-
-
-def inject_context(plan: FunctionPlan, values: dict[str, Any], context: Context) -> dict[str, Any]:
-    for param in plan.parameters:
-        if param.kind == "context":
-            values[param.name] = context
-    return values
-
-
 # ----------------------------------------------------------------------------- tools
 
 
@@ -112,78 +92,10 @@ def call_tool(server: Server, scope: RequestScope) -> Awaitable[JSON]:
         arguments = {}
     if not isinstance(arguments, dict):
         raise MCPError(INVALID_PARAMS, "tools/call: arguments must be an object")
-    if scope.modern:
-        task = server.tasks.options.get(tool.name)
-        if task is not None:  # a task tool (Tasks extension, 2026 only)
-            if declares_tasks(scope.client_capabilities):
-                return server.tasks.call(tool, task, arguments, scope)
-            if task.mode == "required":
-                raise missing_extension(f"tool {tool.name!r} runs only as a task; declare the tasks extension")
-    scope.open_round(server.state_codec, server.principal_hook)
-    return run_tool(server, tool, arguments, scope)
-
-
-async def run_tool(server: Server, tool: Tool, arguments: dict[str, Any], scope: RequestScope) -> JSON:
-    """Validate, call, render; every failure of the tool itself becomes an ``isError`` result."""
-    round_ = scope.round
-    if round_ is not None and round_.unclaimed is not None:  # single-use rounds on a shared store
-        await round_.claim()
-    try:
-        values = tool.plan.validate(arguments)
-    except ValidationError as exc:
-        return error_result(f"Invalid arguments for tool {tool.name}: {describe_validation_error(exc)}")
-    timeout = tool.timeout if tool.timeout is not None else server.tool_timeout
-    try:
-        values = await prepare_call(server, tool, values, scope)  # resolvers may ask: outside the timeout
-        if timeout is None:
-            value = await tool.plan.invoke(values, thread=tool.thread)
-        else:
-            with anyio.fail_after(timeout):
-                value = await tool.plan.invoke(values, thread=tool.thread)
-    except InputRequired:  # 2026: the questions end this round (never an error, never logged)
-        return _round(scope).result()
-    except BaseExceptionGroup:  # a task group in the tool: its children asked, or failed
-        return _group_outcome(tool, scope)  # (no "as" name: every local is kept while a tool waits)
-    except ToolError as exc:
-        return error_result(str(exc))
-    except UrlElicitationRequired as exc:
-        return asking.url_required(scope, exc)
-    except ElicitationError as exc:  # before TimeoutError: ElicitationTimeout is one too
-        return error_result(f"{tool.name}: {exc}")
-    except TimeoutError as exc:
-        if timeout is None:  # the tool's own TimeoutError: no limit of ours was reached
-            return error_result(f"Error executing tool {tool.name}: {exc or 'timed out'}")
-        return error_result(f"Tool {tool.name} timed out after {timeout:g}s")
-    except MCPError:
-        raise
-    except Exception as exc:
-        logger.exception("tool %s raised", tool.name)
-        return error_result(f"Error executing tool {tool.name}: {exc}")
-    return tool.render(value)
-
-
-def _group_outcome(tool: Tool, scope: RequestScope) -> JSON:
-    """The exception group being handled: the round's result if its children only asked, else
-    the tool's failure as an ``isError`` result (a KeyboardInterrupt and the like propagate)."""
-    group = sys.exception()
-    assert isinstance(group, BaseExceptionGroup)
-    _, failed = group.split(InputRequired)
-    if failed is None:
-        return _round(scope).result()
-    if not isinstance(failed, Exception):
-        raise group
-    logger.error("tool %s raised", tool.name, exc_info=failed)
-    return error_result(f"Error executing tool {tool.name}: {failed}")
-
-
-async def prepare_call(server: Server, tool: Tool, values: dict[str, Any], scope: RequestScope) -> dict[str, Any]:
-    """Fill the parameters the client does not send: the context, and resolved values."""
-    current_scope.set(scope)
-    values = inject(server, tool.plan, values, scope)
-    if tool.resolvers is not None:
-        context = server.context_for(scope)
-        values.update(await resolve(tool.resolvers, values, context, context_asker(context)))
-    return values
+    as_task = scope.as_task(server.tasks, tool, arguments)  # a task tool (Tasks extension, 2026 only)
+    if as_task is not None:
+        return as_task
+    return scope.run(run_tool(server, tool, arguments, scope), server)
 
 
 # ----------------------------------------------------------------------------- resources
@@ -202,17 +114,7 @@ async def read_resource_method(server: Server, scope: RequestScope) -> JSON:
     uri = scope.params.get("uri")
     if not isinstance(uri, str):
         raise MCPError(INVALID_PARAMS, "resources/read: uri must be a string")
-    round_ = scope.open_round(server.state_codec, server.principal_hook)
-    if round_ is not None and round_.unclaimed is not None:  # single-use rounds on a shared store
-        await round_.claim()
-    try:
-        return await read_resource(server, uri, server.context_for(scope))
-    except MCPError:
-        raise
-    except BaseException as exc:
-        if only_asking(exc):  # 2026: the questions end this round
-            return _round(scope).result()
-        raise
+    return await scope.run(read_resource(server, uri, server.context_for(scope)), server)
 
 
 async def read_resource(server: Server, uri: str, context: Context) -> JSON:
@@ -270,15 +172,11 @@ async def get_prompt(server: Server, scope: RequestScope) -> JSON:
         values = prompt.plan.validate(arguments)
     except ValidationError as exc:
         raise MCPError(INVALID_PARAMS, f"prompt {prompt.name}: {describe_validation_error(exc)}") from None
-    round_ = scope.open_round(server.state_codec, server.principal_hook)
-    if round_ is not None and round_.unclaimed is not None:  # single-use rounds on a shared store
-        await round_.claim()
-    try:
-        value = await prompt.plan.invoke(inject(server, prompt.plan, values, scope))
-    except BaseException as exc:
-        if only_asking(exc):  # 2026: the questions end this round
-            return _round(scope).result()
-        raise
+    return await scope.run(_render_prompt(server, prompt, values, scope), server)
+
+
+async def _render_prompt(server: Server, prompt: Prompt, values: dict[str, Any], scope: RequestScope) -> JSON:
+    value = await prompt.plan.invoke(inject(server, prompt.plan, values, scope))
     result: JSON = {"messages": render_messages(value)}
     if prompt.description:
         result["description"] = prompt.description

@@ -137,8 +137,8 @@ class PageHost:
     def _fleet(self) -> FleetPages | None:
         """The fleet's page storage, when the server has a shared backplane; None in one process."""
         server = self._server() if self._server is not None else None
-        backplane = getattr(server, "backplane", None)
-        if backplane is None or not getattr(backplane, "shared", False):
+        backplane = server.backplane if server is not None else None
+        if backplane is None or not backplane.shared:
             return None
         if self._book is None or self._book.backplane is not backplane:
             from elicitkit.server.page_book import FleetPages
@@ -366,20 +366,16 @@ class PageHost:
             await self._listener.stop()
 
 
-any_fallback = False
-"""Set once any server configures a page fallback or deadline: until then asking skips the ladder."""
-
 _HOSTS: weakref.WeakKeyDictionary[Any, PageHost] = weakref.WeakKeyDictionary()
 _SESSION_IDS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
 
 
 def configure_pages(server: Server, **options: Any) -> PageHost:
     """Set the server-wide fallback (:class:`PageOptions` fields) and get the server's pages."""
-    global any_fallback
     host = pages_of(server)
     host.options = PageOptions(**{**host.options.__dict__, **options})
-    if host.options.fallback != "error" or host.options.deadline is not None:
-        any_fallback = True
+    # Until a server configures a fallback or a deadline, its questions skip the ladder.
+    server.page_ladder = host.options.fallback != "error" or host.options.deadline is not None
     return host
 
 
@@ -387,8 +383,7 @@ def pages_of(server: Server) -> PageHost:
     """The server's :class:`PageHost` (made on first use)."""
     host = _HOSTS.get(server)
     if host is None:
-        info = getattr(server, "server_info", None)
-        info = info if isinstance(info, dict) else {"name": getattr(server, "name", None)}
+        info = server.server_info
         host = _HOSTS[server] = PageHost(str(info.get("name") or "this server"), server=server)
         host.origin = Origin(name=host.origin.name, version=info.get("version"), title=info.get("title"))
     return host
@@ -409,10 +404,10 @@ def caller_of(request: RequestScope, host: PageHost, claim: str | None = None) -
     if isinstance(arguments, dict) and CLAIM_ARGUMENT in arguments:
         given = arguments[CLAIM_ARGUMENT]
         arguments = {k: v for k, v in arguments.items() if k != CLAIM_ARGUMENT}
-    principal = getattr(request, "principal", None)
+    principal = request.principal
     if principal is not None:
         who, claim = "p:" + str(principal), None
-    elif getattr(request.session, "stateless", False):
+    elif request.session.shared:
         if claim is None and host.valid_claim(given):
             claim = str(given)
         if claim is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import sys
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal, TypeVar
@@ -24,7 +25,7 @@ from elicitkit.protocol.handshake import Phase
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.protocol.modern import InvalidToolHeaders, tool_header_params
 from elicitkit.protocol.subscriptions import LISTEN
-from elicitkit.server import methods
+from elicitkit.server import calling, methods
 from elicitkit.server.context import Context
 from elicitkit.server.listen import Listeners, listen
 from elicitkit.server.lowlevel import LowLevelServer
@@ -376,20 +377,16 @@ class Server(LowLevelServer):
         """
         self.backplane = backplane
         backplane.on_broadcast(self._notify_here)
-        if not backplane.shared:
-            return
-        from elicitkit.backplane.redis_backplane import RedisBackplane
-
-        if not isinstance(backplane, RedisBackplane):
-            return  # another shared backplane: the stores are the server's own business
+        place = backplane.redis() if backplane.shared else None
+        if place is None:
+            return  # in-process, or another shared backplane: the stores are the server's own business
         from elicitkit.server.rounds.redis_spent import RedisSpentStates
         from elicitkit.server.tasks.redis_store import RedisTaskStore
 
-        if self.tasks._owns_store and self.tasks._store is None:
-            self.tasks._store = RedisTaskStore(backplane.client, prefix=backplane.prefix, sealer=backplane.sealer)
+        self.tasks.adopt_store(RedisTaskStore(place.client, prefix=place.prefix, sealer=place.sealer))
         codec = self.state_codec
         if isinstance(codec, AeadStateCodec) and type(codec.spent) is SpentStates:
-            codec.spent = RedisSpentStates(backplane.client, prefix=backplane.prefix)
+            codec.spent = RedisSpentStates(place.client, prefix=place.prefix)
 
     def http_backplane(self) -> Backplane:
         """The backplane HTTP serving uses: the one given, else one on ``$ELICITKIT_REDIS_URL``,
@@ -410,12 +407,15 @@ class Server(LowLevelServer):
     # ------------------------------------------------------------------ serving requests
 
     def run_tool(self, tool: Tool, arguments: dict[str, Any], scope: RequestScope) -> Awaitable[JSON]:
-        """Validate, call and render one tool call (see :func:`elicitkit.server.methods.run_tool`)."""
-        return methods.run_tool(self, tool, arguments, scope)
+        """Validate, call and render one tool call (see :func:`elicitkit.server.calling.run_tool`).
+
+        A question it cannot have answered yet (2026, a task) propagates as the control signal:
+        ``scope.run(server.run_tool(...), server)`` turns it into the round's result."""
+        return calling.run_tool(self, tool, arguments, scope)  # plain: no frame of ours while the tool waits
 
     def read_resource(self, uri: str, context: Context) -> Awaitable[JSON]:
         """Read one of this server's resources as ``context``'s request (``{"contents": [...]}``)."""
-        return methods.read_resource(self, uri, context)
+        return methods.read_resource(self, uri, context)  # plain: no frame of ours while it reads
 
     def resource_not_found(self, uri: str) -> MCPError:
         return MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
@@ -465,6 +465,9 @@ class Server(LowLevelServer):
 
         return create_app(self, path=path, **options)
 
+    def _say_listening(self, url: str) -> None:
+        print(f"{self.name}: serving MCP at {url} (Ctrl-C stops)", file=sys.stderr, flush=True)
+
     async def run_async(
         self,
         transport: Literal["stdio", "http"] = "stdio",
@@ -481,7 +484,8 @@ class Server(LowLevelServer):
         ``access_log`` (False), ``header_timeout`` (10 s), ``body_timeout`` (30 s),
         ``shutdown_grace`` (5 s), ``session_idle_timeout`` (1800 s), ``max_sessions`` (10,000),
         ``dns_rebinding_protection``, ``allowed_hosts``, ``allowed_origins``, ``json_response``,
-        ``max_message_bytes`` and ``retention_seconds``.
+        ``max_message_bytes``, ``retention_seconds`` and ``on_listening`` (called with the URL once it
+        listens; by default the URL is printed on stderr).
         """
         if transport not in ("stdio", "http"):
             raise ValueError(f"unknown transport {transport!r}; use 'stdio' or 'http'")
@@ -489,9 +493,18 @@ class Server(LowLevelServer):
             if transport == "stdio":
                 from elicitkit.transports.stdio import serve_stdio
 
+                if sys.stdin.isatty():  # a person ran it by hand: say why nothing seems to happen
+                    print(
+                        f"{self.name}: speaking MCP over stdio; an MCP client starts this command itself"
+                        ' (elicitkit call "python this_file.py"). Ctrl-D ends.',
+                        file=sys.stderr,
+                        flush=True,
+                    )
                 await _until_signal(serve_stdio(self, **options))
             else:
                 from elicitkit.transports.http.serve import serve_http
+
+                options.setdefault("on_listening", self._say_listening)
 
                 await serve_http(self, host=host, port=port, path=path, **options)  # it handles the signals
         finally:
@@ -499,8 +512,17 @@ class Server(LowLevelServer):
                 await self.tasks.aclose()
 
     def run(self, transport: Literal["stdio", "http"] = "stdio", **kwargs: Any) -> None:
-        """Serve until the client goes away (stdio) or until SIGINT/SIGTERM; see :meth:`run_async`."""
-        anyio.run(lambda: self.run_async(transport, **kwargs))
+        """Serve until the client goes away (stdio) or until SIGINT/SIGTERM; see :meth:`run_async`.
+
+        The program's main loop: an address that cannot be had ends the program with that one
+        line (exit status 1), not a traceback (:meth:`run_async` raises ``CannotListen``).
+        """
+        from elicitkit.transports.http.serve import CannotListen
+
+        try:
+            anyio.run(lambda: self.run_async(transport, **kwargs))
+        except CannotListen as exc:
+            raise SystemExit(f"error: {exc}") from None
 
 
 async def _drop(message: JSON, related: Any = None) -> None:

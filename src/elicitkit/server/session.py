@@ -99,6 +99,12 @@ class ServerSession:
         return declares(self.handshake.client_capabilities, capability)
 
     @property
+    def shared(self) -> bool:
+        """Many callers share this session (the one stateless session behind HTTP): tell them
+        apart by principal or claim, never by the session."""
+        return self.stateless
+
+    @property
     def elicitation_modes(self) -> frozenset[str]:
         return elicitation_modes(self.handshake.client_capabilities)
 

@@ -23,6 +23,7 @@ from pydantic.fields import FieldInfo
 from elicitkit._typing import unwrap_annotated
 from elicitkit.errors import ElicitkitError
 from elicitkit.server.content import CONTENT_TYPES, to_content, to_json_text
+from elicitkit.server.context import Context
 from elicitkit.server.docstrings import describe
 
 if TYPE_CHECKING:
@@ -53,18 +54,12 @@ class ToolResult:
         return result
 
 
-def error_result(message: str) -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": message}], "isError": True}
-
-
 class _Arguments(BaseModel):
     model_config = ConfigDict(extra="ignore", arbitrary_types_allowed=True)
 
 
 def _is_context_type(annotation: Any) -> bool:
     """``Context``, a subclass, or ``Context | None``."""
-    from elicitkit.server.context import Context
-
     origin = get_origin(annotation)
     if origin in (typing.Union, types.UnionType):
         members = [a for a in get_args(annotation) if a is not type(None)]

@@ -28,21 +28,9 @@ from typing import Annotated, Any, Literal
 import anyio
 from pydantic import BaseModel, Field
 
-from elicitkit import (
-    LEGACY_ENUM_NAMES,
-    AcceptedElicitation,
-    Audio,
-    Context,
-    ElicitationResult,
-    EmbeddedResource,
-    FormRequest,
-    Image,
-    Message,
-    Server,
-    TitledEnum,
-    ToolError,
-    UserMessage,
-)
+from elicitkit import AcceptedElicitation, Context, ElicitationResult, FormRequest, Server, TitledEnum, ToolError
+from elicitkit.content import Audio, EmbeddedResource, Image, Message, UserMessage
+from elicitkit.elicitation import LEGACY_ENUM_NAMES
 from elicitkit.elicitation.schema import form_for
 from elicitkit.protocol.errors import INTERNAL_ERROR, MCPError
 from elicitkit.protocol.modern import missing_capability

@@ -24,6 +24,9 @@ class MemoryTransport:
     def describe(self) -> str:
         return f"in-memory:{self.server.name}"
 
+    def set_stateless(self, stateless: bool) -> None:
+        return None  # no sessions, no second stream, nothing to resume either way
+
     def set_protocol_version(self, version: str) -> None:
         return None
 

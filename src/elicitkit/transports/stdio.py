@@ -172,6 +172,9 @@ class StdioTransport:
     def describe(self) -> str:
         return shlex.join(self.command)
 
+    def set_stateless(self, stateless: bool) -> None:
+        return None  # no sessions, no second stream, nothing to resume either way
+
     def set_protocol_version(self, version: str) -> None:
         return None
 

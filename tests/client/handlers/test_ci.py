@@ -13,18 +13,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field
 
-from elicitkit import (
-    AcceptedElicitation,
-    CIHandler,
-    Client,
-    Context,
-    DeclinedElicitation,
-    ElicitationHandler,
-    ElicitationResult,
-    Server,
-    create_form_request,
-    create_url_request,
-)
+from elicitkit import AcceptedElicitation, CIHandler, Client, Context, DeclinedElicitation, ElicitationResult, Server
+from elicitkit.compat import ElicitationHandler, create_form_request, create_url_request
 from elicitkit.elicitation.requests import Origin
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]

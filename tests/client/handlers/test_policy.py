@@ -10,22 +10,11 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
-from elicitkit import (
-    AuditLog,
-    CIHandler,
-    Client,
-    Context,
-    ElicitationFailed,
-    ElicitationResult,
-    Policy,
-    QuestionRefused,
-    RateLimit,
-    SensitiveFieldGuard,
-    Server,
-    create_form_request,
-    create_url_request,
-)
+from elicitkit import CIHandler, Client, Context, ElicitationResult, Policy, Server
+from elicitkit.client.handlers import AuditLog, RateLimit, SensitiveFieldGuard
+from elicitkit.compat import create_form_request, create_url_request
 from elicitkit.elicitation.requests import ElicitRequest, Origin
+from elicitkit.errors import ElicitationFailed, QuestionRefused
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
 

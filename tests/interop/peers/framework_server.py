@@ -20,7 +20,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from elicitkit import AssistantMessage, Context, Image, Server, ToolError, UserMessage
+from elicitkit import Context, Server, ToolError
+from elicitkit.content import AssistantMessage, Image, UserMessage
 
 PNG = b"\x89PNG\r\n\x1a\nframework"
 

@@ -24,7 +24,8 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 
-from elicitkit import LowLevelServer, MCPError, RequestContext
+from elicitkit import MCPError
+from elicitkit.compat import LowLevelServer, RequestContext
 
 INVALID_PARAMS = -32602
 

@@ -7,7 +7,7 @@ call with ``inputResponses``. On the retry the handler runs again from the top, 
 question it asks is answered from the retry (or from answers recorded in the sealed state)
 until it either finishes or needs more.
 
-The contract for tool authors (also in the README): the code before each question must be
+The contract for tool authors (also in docs/modern.md): the code before each question must be
 safe to run again, and must ask the same questions in the same order for the same arguments
 and answers. Each recorded answer is pinned to a fingerprint of the question it answered; if
 a re-run asks something different under the same key, the old answer is not reused and the
@@ -57,7 +57,56 @@ def only_asking(exc: BaseException) -> bool:
     return False
 
 
-class InputRound:
+class BecomeTask(InputRequired):
+    """Raised by ``ctx.run_as_task()`` in a live call: the questions so far are answered, carry
+    on as a task. Control flow like :class:`InputRequired` (which it is, so it unwinds the same
+    way); the ``tools/call`` branch turns the round into a task."""
+
+
+class Round:
+    """What every round has: the questions this run asked, the answers it used, the ones still
+    open. :class:`InputRound` (a live 2026 request, sealed state) and a task's round (answers from
+    its record) say where answers come from and what the round's result is."""
+
+    previous: SealedState | None = None
+
+    def __init__(self, responses: dict[str, Any]) -> None:
+        self.responses = responses
+        self.pending: dict[str, JSON] = {}
+        self._asked: dict[str, str] = {}  # key -> fingerprint, for every question this run asked
+        self._answers: dict[str, JSON] = {}  # key -> answer, recorded or received, that was used
+        self._counter = 0
+        self.to_task = False  # the body asked to carry on as a task (Tasks extension)
+        self.app: dict[str, Any] = {}  # server-side facts carried to the next round
+
+    def next_key(self) -> str:
+        self._counter += 1
+        return f"q{self._counter}"
+
+    def answer(self, key: str, method: str, params: JSON) -> JSON | None:
+        """The answer to this question if the round has one, else None."""
+        raise NotImplementedError
+
+    def record(self, key: str, answer: JSON) -> None:
+        self._answers[key] = answer
+
+    def need(self, key: str, method: str, params: JSON) -> None:
+        self.pending[key] = {"method": method, "params": params}
+
+    def used_answers(self) -> dict[str, tuple[JSON, str]]:
+        """Every answer this run used, with the fingerprint of the question it answered."""
+        return {key: (answer, self._asked[key]) for key, answer in self._answers.items() if key in self._asked}
+
+    def asked_fingerprint(self, key: str) -> str | None:
+        """The fingerprint of the question asked under ``key`` in this run, if one was."""
+        return self._asked.get(key)
+
+    def result(self) -> JSON:
+        """What the caller gets when the run stopped at questions."""
+        raise NotImplementedError
+
+
+class InputRound(Round):
     """One 2026 request's inputs: answers on hand, questions still open, the state to seal.
 
     ``unclaimed``: the opened state, when the codec's single-use store is a shared one that must
@@ -72,17 +121,14 @@ class InputRound:
     def __init__(self, method: str, params: JSON, codec: StateCodec, principal: str | None = None) -> None:
         self.codec = codec
         self.binding = StateBinding.for_request(method, params, principal)
-        self.pending: dict[str, JSON] = {}
-        self._asked: dict[str, str] = {}  # key -> fingerprint, for every question this run asked
-        self._answers: dict[str, JSON] = {}  # key -> answer, recorded or received, that was used
-        self._counter = 0
-        self.to_task = False  # the body asked to carry on as a task (Tasks extension)
         token = params.get("requestState")
-        self.previous = self._open(token) if token is not None else None
-        self.responses = self._responses(params.get("inputResponses"))
+        previous = self._open(token) if token is not None else None
+        super().__init__(self._responses(params.get("inputResponses")))
+        self.previous = previous
         # Server-side facts carried sealed to the next round (a server page's id, for one).
-        previous_app = self.previous.app if self.previous is not None else None
-        self.app: dict[str, Any] = dict(previous_app) if isinstance(previous_app, dict) else {}
+        previous_app = previous.app if previous is not None else None
+        if isinstance(previous_app, dict):
+            self.app.update(previous_app)
 
     def _open(self, token: Any) -> SealedState:
         try:
@@ -118,10 +164,6 @@ class InputRound:
         if not isinstance(raw, dict):
             raise MCPError(INVALID_PARAMS, "inputResponses must be an object keyed by input request")
         return raw
-
-    def next_key(self) -> str:
-        self._counter += 1
-        return f"q{self._counter}"
 
     def answer(self, key: str, method: str, params: JSON) -> JSON | None:
         """The answer to this question if the retry (or the sealed state) has one, else None."""
@@ -169,20 +211,6 @@ class InputRound:
             {"replayMismatch": key},
         )
 
-    def record(self, key: str, answer: JSON) -> None:
-        self._answers[key] = answer
-
-    def need(self, key: str, method: str, params: JSON) -> None:
-        self.pending[key] = {"method": method, "params": params}
-
-    def used_answers(self) -> dict[str, tuple[JSON, str]]:
-        """Every answer this run used, with the fingerprint of the question it answered."""
-        return {key: (answer, self._asked[key]) for key, answer in self._answers.items() if key in self._asked}
-
-    def asked_fingerprint(self, key: str) -> str | None:
-        """The fingerprint of the question asked under ``key`` in this run, if one was."""
-        return self._asked.get(key)
-
     def result(self) -> JSON:
         """The ``InputRequiredResult`` for the questions still open, with the state to echo."""
         round_no = (self.previous.round if self.previous is not None else 0) + 1
@@ -196,7 +224,7 @@ class InputRound:
         }
 
 
-async def ask(round_: InputRound, method: str, params: JSON, *, key: str | None = None) -> JSON:
+async def ask(round_: Round, method: str, params: JSON, *, key: str | None = None) -> JSON:
     """The answer to one input request, or :class:`InputRequired` after noting the question."""
     key = key or round_.next_key()
     found = round_.answer(key, method, params)
@@ -207,7 +235,7 @@ async def ask(round_: InputRound, method: str, params: JSON, *, key: str | None 
     return found
 
 
-async def ask_all(round_: InputRound, requests: dict[str, tuple[str, JSON]]) -> dict[str, JSON]:
+async def ask_all(round_: Round, requests: dict[str, tuple[str, JSON]]) -> dict[str, JSON]:
     """Several input requests at once: every missing one goes into the same round."""
     answers: dict[str, JSON] = {}
     for key, (method, params) in requests.items():

@@ -12,18 +12,17 @@ every question goes through the round, so ``ctx.elicit``, ``ctx.elicit_url``, re
 
 from __future__ import annotations
 
-from collections.abc import Coroutine, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from elicitkit.elicitation.errors import ElicitationUnsupported
 from elicitkit.protocol.errors import INVALID_PARAMS
 from elicitkit.protocol.jsonrpc import JSON, Request
-from elicitkit.protocol.modern import Envelope
-from elicitkit.protocol.versions import MODERN_2026
 from elicitkit.runtime.peer import IncomingRequest
-from elicitkit.server.rounds.round import InputRequired, InputRound
+from elicitkit.server.calling import run_tool
+from elicitkit.server.rounds.round import BecomeTask, Round
 from elicitkit.server.rounds.sealing import fingerprint_question
-from elicitkit.server.scope import RequestScope
+from elicitkit.server.scope import TASK_CLIENT_CAPABILITIES, TaskScope
 from elicitkit.server.tasks.runner import Failed, Finished, NeedsInput, Outcome, Question, RunOnce
 from elicitkit.server.tasks.store import RecordedAnswer
 
@@ -31,34 +30,14 @@ if TYPE_CHECKING:
     from elicitkit.server.server import Server
     from elicitkit.server.session import ServerSession
 
-__all__ = ["BecomeTask", "TaskRound", "TaskScope", "make_run_once", "pinned_answers"]
-
-# What a task run tells the tool about its client: a task's questions are read through
-# tasks/get and answered through tasks/update, so every kind of input request can be put.
-TASK_CLIENT_CAPABILITIES: dict[str, Any] = {
-    "elicitation": {"form": {}, "url": {}},
-    "sampling": {},
-    "roots": {},
-}
+__all__ = ["TASK_CLIENT_CAPABILITIES", "BecomeTask", "TaskRound", "TaskScope", "make_run_once", "pinned_answers"]
 
 
-class BecomeTask(InputRequired):
-    """Raised by ``ctx.run_as_task()`` in a live call: the questions so far are answered, carry
-    on as a task. Control flow like :class:`InputRequired` (which it is, so it unwinds the same
-    way); the ``tools/call`` branch turns the round into a task."""
-
-
-class TaskRound(InputRound):
+class TaskRound(Round):
     """A round fed from a task's record instead of ``inputResponses`` and ``requestState``."""
 
-    def __init__(self, answers: Mapping[str, RecordedAnswer]) -> None:  # no super(): no codec, no binding
-        self.pending: dict[str, JSON] = {}
-        self._asked: dict[str, str] = {}
-        self._answers: dict[str, JSON] = {}
-        self._counter = 0
-        self.to_task = False
-        self.previous = None
-        self.responses = {key: a.response for key, a in answers.items() if a.fingerprint is None}
+    def __init__(self, answers: Mapping[str, RecordedAnswer]) -> None:
+        super().__init__({key: a.response for key, a in answers.items() if a.fingerprint is None})
         self._pinned = {key: a for key, a in answers.items() if a.fingerprint is not None}
 
     def answer(self, key: str, method: str, params: JSON) -> JSON | None:
@@ -84,7 +63,7 @@ class TaskRound(InputRound):
         return NeedsInput(questions, pinned_answers(self))
 
 
-def pinned_answers(round_: InputRound) -> dict[str, RecordedAnswer]:
+def pinned_answers(round_: Round) -> dict[str, RecordedAnswer]:
     """The answers a run used, each pinned to the question it answered (as a round seals them)."""
     return {key: RecordedAnswer(answer, fingerprint) for key, (answer, fingerprint) in round_.used_answers().items()}
 
@@ -104,36 +83,6 @@ class _DetachedRequest(IncomingRequest):
         return None
 
 
-class TaskScope(RequestScope):
-    """A 2026 scope without a live connection: questions go into the task's round, nothing else
-    goes anywhere (no progress, no log notifications, no requests sent now)."""
-
-    __slots__ = ("round",)
-
-    modern = True
-
-    def __init__(self, request: IncomingRequest, session: ServerSession, round_: TaskRound) -> None:
-        self.request = request
-        self.session = session
-        self.client = Envelope(MODERN_2026, TASK_CLIENT_CAPABILITIES, {})
-        self.asked = 0
-        self.round: InputRound | None = round_
-
-    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
-        return None
-
-    async def log(self, level: str, data: Any, logger_name: str | None = None) -> None:
-        return None
-
-    def send_request(
-        self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
-    ) -> Coroutine[Any, Any, JSON]:
-        return self.request.request(method, params, timeout=timeout)
-
-    def close_sse_stream(self, retry_ms: int = 1000) -> bool:
-        return False
-
-
 def make_run_once(server: Server, session: ServerSession) -> RunOnce:
     """The ``run_once`` a server's :class:`TaskRunner` uses: its tools, run by the replay contract.
 
@@ -142,7 +91,6 @@ def make_run_once(server: Server, session: ServerSession) -> RunOnce:
     (a tool error included) :class:`Finished`; an ``MCPError`` raised propagates, and the runner
     records it as ``failed``.
     """
-    from elicitkit.server import methods
 
     async def run_once(tool_name: str, arguments: dict[str, Any], answers: Mapping[str, RecordedAnswer]) -> Outcome:
         tool = server.tools.get(tool_name)
@@ -153,7 +101,8 @@ def make_run_once(server: Server, session: ServerSession) -> RunOnce:
             session.peer,
             Request(id=f"task:{tool_name}", method="tools/call", params={"name": tool_name, "arguments": arguments}),
         )
-        result = await methods.run_tool(server, tool, arguments, TaskScope(request, session, round_))
+        scope = TaskScope(request, session, round_)
+        result = await scope.run(run_tool(server, tool, arguments, scope), server)
         if round_.pending:
             return round_.outcome()
         return Finished(result)

@@ -26,10 +26,10 @@ from elicitkit.protocol import tasks as wire
 from elicitkit.protocol.errors import METHOD_NOT_FOUND, MCPError
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.runtime.stopping import stop_tasks
-from elicitkit.server.rounds.round import InputRound
+from elicitkit.server.calling import run_tool
 from elicitkit.server.tasks.events import TaskEvents
 from elicitkit.server.tasks.relay import TaskChangeRelay, has_change_feed
-from elicitkit.server.tasks.run import BecomeTask, TaskRound, make_run_once, pinned_answers
+from elicitkit.server.tasks.run import make_run_once, pinned_answers
 from elicitkit.server.tasks.runner import TaskRunner, task_not_found
 from elicitkit.server.tasks.store import SQLiteTaskStore, TaskStore
 
@@ -48,7 +48,6 @@ __all__ = [
     "TaskOptions",
     "TaskSupport",
     "default_task_db",
-    "run_as_task",
 ]
 
 ENV_TASK_DB = "ELICITKIT_TASK_DB"
@@ -157,6 +156,11 @@ class TaskSupport:
             except Exception:
                 logger.exception("sweeping the task store failed")
 
+    def adopt_store(self, store: TaskStore) -> None:
+        """A fleet's shared store (``use_backplane``), unless this server was given its own or made one."""
+        if self._owns_store and self._store is None:
+            self._store = store
+
     async def aclose(self) -> None:
         """Stop the sweeper, the relay and this process's runs (their tasks stay in the store for the next
         process to settle), and close the store if the server made it."""
@@ -177,23 +181,20 @@ class TaskSupport:
         hook = self.server.principal_hook
         if hook is not None:
             return hook(scope)
-        principal = getattr(scope, "principal", None)
-        return principal if isinstance(principal, str) else None
+        return scope.principal
 
     def call(self, tool: Tool, options: TaskOptions, arguments: dict[str, Any], scope: RequestScope) -> Awaitable[JSON]:
         """A 2026 ``tools/call`` of a task tool from a request that declared the extension."""
-        return self._call(tool, options, arguments, scope)
+        return self._call(tool, options, arguments, scope)  # plain: no frame of ours around the call
 
     async def _call(self, tool: Tool, options: TaskOptions, arguments: dict[str, Any], scope: RequestScope) -> JSON:
-        from elicitkit.server import methods
-
         answers = {}
         if options.ask_before_task:  # the questions before the task are resolved in this call
-            round_ = scope.open_round(self.server.state_codec, self.server.principal_hook)
-            result = await methods.run_tool(self.server, tool, arguments, scope)
-            if round_ is None or not round_.to_task:
+            result = await scope.run(run_tool(self.server, tool, arguments, scope), self.server)
+            became = scope.became_task()
+            if became is None:
                 return result  # an InputRequiredResult, or it finished without becoming a task
-            answers = pinned_answers(round_)
+            answers = pinned_answers(became)
         runner = await self.runner()
         record = await runner.create(
             tool.name,
@@ -208,7 +209,8 @@ class TaskSupport:
     async def handle(self, scope: RequestScope) -> JSON:
         """``tasks/get``, ``tasks/update``, ``tasks/cancel`` (and -32601 for the removed ones)."""
         method = scope.request.method
-        if not scope.modern or method in wire.REMOVED_METHODS:
+        scope.serve_2026_only(method)
+        if method in wire.REMOVED_METHODS:
             raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")
         declared = wire.declares_tasks(scope.client_capabilities)
         if declared and not self.enabled and self._store is None:
@@ -218,20 +220,3 @@ class TaskSupport:
             raise wire.missing_extension()
         runner = await self.runner()
         return await runner.handle(method, scope.params, declared=True, owner=self.owner(scope))
-
-
-def run_as_task(scope: RequestScope) -> None:
-    """Carry on as a task from here, if this call may become one (see ``Context.run_as_task``)."""
-    round_ = scope.round
-    if round_ is None or isinstance(round_, TaskRound) or not isinstance(round_, InputRound):
-        return  # a handshake call, or already running as a task
-    if not wire.declares_tasks(scope.client_capabilities):
-        return
-    server = scope.session.server
-    support: TaskSupport | None = getattr(server, "tasks", None)
-    name = scope.params.get("name")
-    options = support.options.get(name) if support is not None and isinstance(name, str) else None
-    if options is None or options.mode == "never" or not options.ask_before_task:
-        return
-    round_.to_task = True
-    raise BecomeTask("run as a task")

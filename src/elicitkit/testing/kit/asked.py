@@ -80,15 +80,18 @@ class Question:
         return AssertionError(f"question #{self.number} {self.message!r}: {what}")
 
     def assert_message(self, expected: Expected) -> None:
+        __tracebackhide__ = True  # a failure reads from the test's line
         if not _fits(expected, self.message):
             raise self._fail(f"expected the message {_show(expected)}")
 
     def assert_mode(self, expected: str) -> None:
+        __tracebackhide__ = True  # a failure reads from the test's line
         if self.mode != expected:
             raise self._fail(f"expected a {expected} question, it was a {self.mode} question")
 
     def assert_schema(self, expected: dict[str, Any]) -> None:
         """The requested schema is exactly ``expected`` (a diff on mismatch)."""
+        __tracebackhide__ = True  # a failure reads from the test's line
         if self.mode != "form":
             raise self._fail(f"expected a form with a schema, it was a {self.mode} question")
         if self.schema != expected:
@@ -96,6 +99,7 @@ class Question:
 
     def assert_fields(self, *names: str) -> None:
         """The form asks for exactly these fields (in any order)."""
+        __tracebackhide__ = True  # a failure reads from the test's line
         if set(self.fields) != set(names):
             missing = sorted(set(names) - set(self.fields))
             extra = sorted(set(self.fields) - set(names))
@@ -104,6 +108,7 @@ class Question:
 
     def assert_url(self, expected: Expected | None = None, *, domain: str | None = None) -> None:
         """A URL question: the URL (text or pattern, whole) and/or its domain."""
+        __tracebackhide__ = True  # a failure reads from the test's line
         if self.mode != "url" or self.url is None:
             raise self._fail(f"expected a url question, it was a {self.mode} question")
         if expected is not None and not _fits(expected, self.url):
@@ -137,6 +142,7 @@ class Questions:
         return iter(self._items)
 
     def __getitem__(self, index: int) -> Question:
+        __tracebackhide__ = True  # a failure reads from the test's line
         try:
             return self._items[index]
         except IndexError:
@@ -156,14 +162,17 @@ class Questions:
         return f"{len(self._items)} question(s) asked: " + "; ".join(f"#{q.number} {q.message!r}" for q in self._items)
 
     def assert_count(self, expected: int) -> None:
+        __tracebackhide__ = True  # a failure reads from the test's line
         if len(self._items) != expected:
             raise AssertionError(f"expected {expected} question(s), {self._summary()}")
 
     def assert_nothing_asked(self) -> None:
+        __tracebackhide__ = True  # a failure reads from the test's line
         self.assert_count(0)
 
     def assert_messages(self, *expected: Expected) -> None:
         """Exactly these questions, in this order (each a message or a pattern matching it whole)."""
+        __tracebackhide__ = True  # a failure reads from the test's line
         lines, ok = [], len(expected) == len(self._items)
         for i in range(max(len(expected), len(self._items))):
             want = expected[i] if i < len(expected) else None

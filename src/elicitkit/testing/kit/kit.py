@@ -10,20 +10,21 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import json
 import os
 import shutil
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio
 
 from elicitkit import Client, ConnectionClosed, Server
-from elicitkit.client.results import CallToolResult
+from elicitkit.client.results import CallToolResult, GetPromptResult, ReadResourceResult
 from elicitkit.client.tasks import TaskHandle, follow_task
 from elicitkit.protocol.versions import Era
 from elicitkit.server.tasks.serving import ENV_TASK_DB
@@ -77,6 +78,12 @@ class Case:
         return self.era + TASK_SUFFIX if self.task else self.era
 
 
+_RESULTS: dict[str, Any] = {
+    "tools/call": CallToolResult,
+    "prompts/get": GetPromptResult,
+    "resources/read": ReadResourceResult,
+}
+
 _task_dir: list[str] = []
 
 
@@ -98,6 +105,23 @@ def tamper(state: str) -> str:
     return state[:middle] + swapped + state[middle + 1 :]
 
 
+@dataclass
+class SnapshotLog:
+    """What the session's snapshot assertions touched: for the summary at the end of the run."""
+
+    written: list[Path] = field(default_factory=list)
+    checked: set[Path] = field(default_factory=set)
+
+    def seen(self, path: Path) -> None:
+        self.checked.add(path)
+
+    def stale(self) -> list[Path]:
+        """Snapshot files beside the ones this run checked that no assertion of this run read."""
+        folders = {path.parent for path in self.checked}
+        found = (p for folder in folders if folder.is_dir() for p in folder.glob("*.json"))
+        return sorted(p for p in found if p not in self.checked)
+
+
 class _ShortLived:
     """A state codec that seals with a short lifetime: rounds expire while the test waits."""
 
@@ -112,6 +136,84 @@ class _ShortLived:
         return self.inner.open(token, binding)
 
 
+class _Connection:
+    """``Kit.connect``'s context manager: a class, so that its frames can be hidden from a failing
+    test's traceback (``__tracebackhide__``), which a generator-based one cannot do."""
+
+    def __init__(self, kit: Kit, case: Case, server: Server | str, options: dict[str, Any]) -> None:
+        self.kit = kit
+        self.case = case
+        self.server = server
+        self.options = options
+        self.stack = AsyncExitStack()
+        self.log: Any = None
+        self.entry: tuple[Client, Server] | None = None
+
+    async def __aenter__(self) -> Client:
+        __tracebackhide__ = True
+        kit, stack = self.kit, self.stack
+        target = resolve(self.server)
+        try:
+            if self.case.transport == "memory":
+                inner = Client(target.server).transport
+            elif self.case.transport == "http":
+                url = await stack.enter_async_context(http_in_process(target.server))
+                inner = Client(url).transport
+            else:
+                self.log = tempfile.TemporaryFile()  # noqa: SIM115 - closed after the failure is explained
+                command = serve_command(target.require_spec("stdio"))
+                inner = Client(command, transport_options={"env": child_env(), "stderr": self.log}).transport
+            tap = Tap(inner, kit.person.take_wrong)
+            kit.person.on_hang_up = kit._hang_up(tap)
+            client = await stack.enter_async_context(Client(tap, **self.options))
+        except BaseException as exc:
+            try:
+                await stack.aclose()
+                self._explain(exc)
+            finally:
+                self._close_log()
+            raise
+        self.entry = (client, target.server)
+        kit._servers.append(self.entry)
+        return client
+
+    async def __aexit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
+        __tracebackhide__ = True
+        if self.entry is not None:
+            self.kit._servers.remove(self.entry)
+        try:
+            await self.stack.__aexit__(kind, exc, tb)
+        except BaseException as raised:
+            self._explain(raised)
+            raise
+        else:
+            if exc is not None:
+                self._explain(exc)
+                return
+        finally:
+            self._close_log()
+        problems = self.kit.person.unexpected()
+        if problems:
+            foresaw = "the scripted person was asked what the script did not foresee:\n  "
+            raise AssertionError(foresaw + "\n  ".join(problems))
+
+    def _close_log(self) -> None:
+        if self.log is not None:
+            self.log.close()
+
+    def _explain(self, exc: BaseException) -> None:
+        """Notes on a failure: the questions the script did not foresee, and a stdio server's stderr."""
+        if not isinstance(exc, Exception):
+            return
+        for problem in self.kit.person.unexpected():
+            exc.add_note(f"elicitkit: {problem}")
+        if self.log is not None and not self.log.closed:  # what the stdio server said, for the reader
+            self.log.seek(0)
+            said = self.log.read().decode(errors="replace").strip()
+            if said:
+                exc.add_note(f"elicitkit: the stdio server's stderr:\n{said[-3000:]}")
+
+
 class Kit:
     """What the ``elicitkit`` fixture gives a test.
 
@@ -123,8 +225,16 @@ class Kit:
     ``tasks/get`` and answered with ``tasks/update``, then its result).
     """
 
-    def __init__(self, case: Case, *, snapshot_path: Path | None = None, update_snapshots: bool = False) -> None:
+    def __init__(
+        self,
+        case: Case,
+        *,
+        snapshot_path: Path | None = None,
+        update_snapshots: bool = False,
+        snapshot_log: SnapshotLog | None = None,
+    ) -> None:
         self.case = case
+        self.snapshot_log = snapshot_log
         self.person = Person(era=case.era)
         self.snapshot_path = snapshot_path
         self.update_snapshots = update_snapshots
@@ -162,8 +272,7 @@ class Kit:
 
     # -- connecting -------------------------------------------------------------------------
 
-    @contextlib.asynccontextmanager
-    async def connect(
+    def connect(
         self,
         server: Server | str,
         *,
@@ -173,53 +282,22 @@ class Kit:
         era: str | None = None,
         transport: str | None = None,
         **client_options_: Any,
-    ) -> AsyncIterator[Client]:
-        """A client on this test's era and transport, answered by the scripted person.
+    ) -> _Connection:
+        """A client on this test's era and transport, answered by the scripted person
+        (``async with elicitkit.connect(server) as client``).
 
         ``elicitation=False`` connects a client without the elicitation capability;
-        ``modes`` are the elicitation modes it declares. Other keywords go to ``Client``.
-        When the block ends, a question the script had no answer for fails the test.
+        ``modes`` are the elicitation modes it declares; ``era`` and ``transport`` override the
+        test's for this connection (its questions are recorded with that era). Other keywords
+        go to ``Client``. When the block ends, a question the script had no answer for (or an
+        answer that did not fit its question) fails the test, reported at the test's own line.
         """
         case = Case(era or self.era, transport or self.transport)
-        target = resolve(server)
         options: dict[str, Any] = {**client_options(case.era), "timeout": timeout}
         if elicitation:
-            options.update(elicitation_callback=self.person, elicitation_modes=modes)
+            options.update(elicitation_callback=functools.partial(self.person, era=case.era), elicitation_modes=modes)
         options.update(client_options_)
-        log: Any = None
-        async with AsyncExitStack() as stack:
-            if case.transport == "memory":
-                inner = Client(target.server).transport
-            elif case.transport == "http":
-                url = await stack.enter_async_context(http_in_process(target.server))
-                inner = Client(url).transport
-            else:
-                log = stack.enter_context(tempfile.TemporaryFile())  # noqa: SIM115 - closed by the stack
-                command = serve_command(target.require_spec("stdio"))
-                inner = Client(command, transport_options={"env": child_env(), "stderr": log}).transport
-            tap = Tap(inner, self.person.take_wrong)
-            self.person.on_hang_up = self._hang_up(tap)
-            try:
-                async with Client(tap, **options) as client:
-                    entry = (client, target.server)
-                    self._servers.append(entry)
-                    try:
-                        yield client
-                    finally:
-                        self._servers.remove(entry)
-            except Exception as exc:
-                for problem in self.person.unexpected():
-                    exc.add_note(f"elicitkit: {problem}")
-                if log is not None:  # what the stdio server said, for the reader of the failure
-                    log.seek(0)
-                    said = log.read().decode(errors="replace").strip()
-                    if said:
-                        exc.add_note(f"elicitkit: the stdio server's stderr:\n{said[-3000:]}")
-                raise
-            problems = self.person.unexpected()
-            if problems:
-                foresaw = "the scripted person was asked what the script did not foresee:\n  "
-                raise AssertionError(foresaw + "\n  ".join(problems))
+        return _Connection(self, case, server, options)
 
     def _hang_up(self, tap: Tap) -> Any:
         async def hang_up() -> None:
@@ -269,13 +347,15 @@ class Kit:
     # -- faults: 2026 rounds ----------------------------------------------------------------
 
     def _need_modern(self, what: str) -> None:
-        if not self.modern:
+        __tracebackhide__ = True  # the skip is reported at the test's line
+        if self.case.era not in MODERN_ERAS:
             import pytest
 
             pytest.skip(f"{what} exists on 2026-07-28 only (this case runs {self.era})")
 
     async def first_round(self, client: Client, tool: str, arguments: dict[str, Any] | None = None) -> Any:
         """Call ``tool`` and stop at its first ``input_required`` round (skips the test before 2026)."""
+        __tracebackhide__ = True
         self._need_modern("requestState")
         pending = await client.call_tool(tool, arguments, input_required="return")
         if not hasattr(pending, "request_state"):
@@ -284,10 +364,15 @@ class Kit:
 
     async def retry(self, client: Client, pending: Any, *, state: str | None = None) -> Any:
         """Answer ``pending``'s questions through the person and send the retry, with ``state``
-        instead of the server's when given (see :func:`tamper`). The raw result dict."""
+        instead of the server's when given (see :func:`tamper`). The result typed as the call's
+        own: a :class:`~elicitkit.client.results.CallToolResult` (``.text``) for a tool, as
+        :meth:`call` returns, a ``GetPromptResult`` or a ``ReadResourceResult``."""
+        __tracebackhide__ = True
         if state is not None:
             pending = pending.model_copy(update={"request_state": state})
-        return await client.resume(pending)
+        outcome = await client.resume(pending)
+        model = _RESULTS.get(pending.method)
+        return model.model_validate(outcome) if model is not None and isinstance(outcome, dict) else outcome
 
     @contextlib.contextmanager
     def short_lived_states(self, server: Server, seconds: int = 1) -> Iterator[None]:
@@ -321,7 +406,8 @@ class Kit:
         children: list[Child] = [None] * count  # type: ignore[list-item]
 
         async def start(i: int) -> None:
-            env = child_env({STATE_KEYS_ENV: shared if shared_keys else new_state_keys()})
+            # Unbuffered: what a child prints is in process_logs() at once, not when it exits.
+            env = child_env({STATE_KEYS_ENV: shared if shared_keys else new_state_keys(), "PYTHONUNBUFFERED": "1"})
             children[i] = await anyio.to_thread.run_sync(start_http_child, spec, env)
 
         try:
@@ -330,7 +416,7 @@ class Kit:
                     tg.start_soon(start, i)
             self._children.extend(children)
             base: dict[str, Any] = {**client_options(self.era), "timeout": DEFAULT_TIMEOUT}
-            base.update(elicitation_callback=self.person)
+            base.update(elicitation_callback=functools.partial(self.person, era=self.era))
             base.update(options)
             async with AsyncExitStack() as stack:
                 yield [await stack.enter_async_context(Client(child.url, **base)) for child in children]
@@ -348,19 +434,36 @@ class Kit:
     def assert_snapshot(self, name: str | None = None) -> None:
         """The questions asked (message, mode, schema or URL) equal the stored snapshot.
 
-        Stored as JSON beside the test, in ``__snapshots__/<test file>/``; a missing or
-        outdated snapshot is written by ``pytest --elicitkit-update-snapshots``.
+        Stored as JSON beside the test file, in ``__snapshots__/<test file name without .py>/``:
+        ``<test name>[<era>].json`` (one file per era; the transports of an era share it), or
+        ``<name>[<era>].json`` for a named snapshot (``<name>.json`` in a test without the era
+        marker). A missing or outdated snapshot fails with a diff against what was asked;
+        ``pytest --elicitkit-update-snapshots`` writes them and lists what it wrote.
         """
+        __tracebackhide__ = True
         if self.snapshot_path is None:
             raise RuntimeError("assert_snapshot needs the elicitkit fixture (it knows where the test lives)")
-        path = self.snapshot_path if name is None else self.snapshot_path.with_name(f"{name}.json")
+        path = self.snapshot_path
+        if name is not None:
+            suffix = f"[{self.case.era}]" if self.case.id else ""
+            path = path.with_name(f"{name}{suffix}.json")
         asked = [question.snapshot() for question in self.asked]
+        if self.snapshot_log is not None:
+            self.snapshot_log.seen(path)
         if self.update_snapshots:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(asked, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+            text = json.dumps(asked, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+            if not path.is_file() or path.read_text() != text:
+                path.write_text(text)
+                if self.snapshot_log is not None:
+                    self.snapshot_log.written.append(path)
             return
         if not path.is_file():
-            raise AssertionError(f"no snapshot {path}; run pytest {UPDATE_FLAG} to write it")
+            raise AssertionError(
+                f"no snapshot {path.name} (in {path.parent}); the questions asked:\n"
+                + schema_diff([], asked, label="questions")
+                + f"\n(run pytest {UPDATE_FLAG} to write it)"
+            )
         stored = json.loads(path.read_text())
         if stored != asked:
             raise AssertionError(

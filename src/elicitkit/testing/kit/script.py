@@ -19,7 +19,8 @@ from typing import Any
 
 import anyio
 
-from elicitkit import ElicitationResult, FormRequest, UrlRequest
+from elicitkit import ElicitationResult, FormRequest, InvalidAnswer, UrlRequest
+from elicitkit.elicitation.answers import validate_answer
 from elicitkit.testing.kit.asked import Question, Questions
 
 Matcher = str | re.Pattern[str]
@@ -132,6 +133,25 @@ def _show(matcher: Matcher) -> str:
     return repr(matcher) if isinstance(matcher, str) else f"matching /{matcher.pattern}/"
 
 
+def _misfit(question: Question, content: dict[str, Any] | None) -> str | None:
+    """Why a scripted ``accept(content)`` cannot answer this form, in words; None when it fits.
+
+    Checked with the validator the client uses (defaults filled in first, as a real client
+    does), so the test fails naming the question and the fields instead of the tool getting an
+    error result (2025 eras) or the call an error (2026).
+    """
+    if question.mode != "form" or question.schema is None:
+        return None
+    try:
+        validate_answer(question.schema, content or {})
+    except InvalidAnswer as exc:
+        return (
+            f"scripted accept({content!r}) does not fit question #{question.number} {question.message!r}"
+            f" (form, fields: {', '.join(question.fields) or 'none'}): {exc.reason}"
+        )
+    return None
+
+
 @dataclass
 class _Queued:
     answer: Scripted
@@ -185,8 +205,10 @@ class Person:
 
     # -- the callback the client calls ------------------------------------------------------
 
-    async def __call__(self, request: FormRequest | UrlRequest) -> ElicitationResult[Any]:
-        question = self.asked.record(request, self.era)
+    async def __call__(self, request: FormRequest | UrlRequest, *, era: str | None = None) -> ElicitationResult[Any]:
+        """Answer ``request`` from the script; ``era``: the connection's (a ``connect(era=...)``
+        override), else the test's."""
+        question = self.asked.record(request, era or self.era)
         answer = self._pick(question)
         if answer is None:
             script = self._script_summary()
@@ -213,6 +235,11 @@ class Person:
             self._wrong.append((question, answer.content))
             return ElicitationResult.decline()  # a stand-in the client accepts; the wire gets the wrong content
         if answer.action == "accept":
+            misfit = _misfit(question, answer.content)
+            if misfit is not None:  # a script mistake, not the server's: say so, and let the tool finish
+                self._unexpected.append(misfit)
+                question.answer = f"cancel (the scripted {answer.describe()} does not fit)"
+                return ElicitationResult.cancel()
             return ElicitationResult.accept(answer.content)
         return ElicitationResult.decline() if answer.action == "decline" else ElicitationResult.cancel()
 
@@ -264,6 +291,7 @@ class Person:
 
     def assert_done(self) -> None:
         """Fail now if a question was unexpected or a scripted answer is left over (reported once)."""
+        __tracebackhide__ = True
         problems = self.problems()
         for queued in self._queue:
             queued.used = True

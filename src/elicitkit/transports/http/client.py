@@ -87,13 +87,13 @@ class StreamableHTTPTransport:
         self._tg: TaskGroup | None = None
         self._feed: Feed | None = None
         self._listening = False
-        self.stateless = False
+        self.sessions = True  # stateless (set_stateless): no Mcp-Session-Id, nothing to resume
         self._answers: anyio.Semaphore | None = None
         self._asked_in: dict[RequestId, RequestId] = {}  # the server's question -> the call it came on
 
     def set_stateless(self, stateless: bool) -> None:
         """Stateless: forget and ignore session ids, open no GET stream, resume nothing, DELETE nothing."""
-        self.stateless = stateless
+        self.sessions = not stateless
         if stateless:
             self.session_id = None
             self.protocol_version = None
@@ -110,7 +110,7 @@ class StreamableHTTPTransport:
         Servers may send requests and notifications that belong to no client request (pings,
         list changes, resource updates) only there. A 405 means the server has none.
         """
-        if self.stateless or not self.standalone_stream or self.session_id is None:
+        if not self.sessions or not self.standalone_stream or self.session_id is None:
             return
         if self._tg is None or self._listening:
             return
@@ -194,7 +194,7 @@ class StreamableHTTPTransport:
             # The flow may have taken long (a person signing in): this connection may be idle past
             # the server's keep-alive by the time of the retry, so it is not reused.
             resp.close()
-        if not self.stateless and self.session_id is None and "mcp-session-id" in resp.headers:
+        if self.sessions and self.session_id is None and "mcp-session-id" in resp.headers:
             self.session_id = resp.headers["mcp-session-id"]
         ctype = resp.headers.get("content-type", "")
         if ctype.startswith("text/event-stream") and resp.status < 400:
@@ -202,7 +202,7 @@ class StreamableHTTPTransport:
             return
         body = await resp.read()
         resp.release()
-        if resp.status == 404 and sent_session is not None and not self.stateless:
+        if resp.status == 404 and sent_session is not None and self.sessions:
             await self._session_gone(request_id, sent_session)
             return
         if ctype.startswith("application/json") and body:
@@ -223,7 +223,10 @@ class StreamableHTTPTransport:
         if resp.status in CHALLENGE_STATUSES:
             await self._lost(request_id, self._refused(resp.status))
             return
-        await self._lost(request_id, f"HTTP {resp.status} without a JSON-RPC answer: {body[:200]!r}")
+        said = f"HTTP {resp.status} without a JSON-RPC answer: {body[:200]!r}"
+        if resp.status in (404, 405):
+            said += f"; is {self.url} the MCP endpoint? It is usually at the path /mcp"
+        await self._lost(request_id, said)
 
     async def _post_again(self, data: bytes, headers: dict[str, str]) -> aiohttp.ClientResponse:
         """The POST after an auth challenge; once more on a fresh connection if a kept-alive one was dead.
@@ -304,7 +307,7 @@ class StreamableHTTPTransport:
                 try:
                     authorized, _ = await self._authorized("POST", headers)
                     async with self._http.post(self.url, data=data, headers=authorized) as resp:
-                        if not self.stateless and self.session_id is None and "mcp-session-id" in resp.headers:
+                        if self.sessions and self.session_id is None and "mcp-session-id" in resp.headers:
                             self.session_id = resp.headers["mcp-session-id"]
                         body = await resp.read()
                 except aiohttp.ClientConnectionError:
@@ -339,7 +342,7 @@ class StreamableHTTPTransport:
         answered = await self._consume(resp, parser, request_id)
         attempts = 0
         while not answered:
-            if self.stateless or parser.last_event_id is None or attempts >= MAX_RESUME_ATTEMPTS:
+            if not self.sessions or parser.last_event_id is None or attempts >= MAX_RESUME_ATTEMPTS:
                 await self._lost(request_id, "the response stream ended before the response arrived")
                 return
             attempts += 1

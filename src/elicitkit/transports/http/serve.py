@@ -23,14 +23,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import math
-from collections.abc import AsyncIterator, Awaitable, Iterator
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from elicitkit.runtime.contract import Endpoint
+from elicitkit.errors import ElicitkitError
+from elicitkit.runtime.contract import ASGIApp, Endpoint
 from elicitkit.transports.http.asgi import StreamableHTTPHandler
 from elicitkit.transports.http.responses import ASGISend, Receive, Scope, send_plain
 from elicitkit.transports.http.security import LOOPBACK_HOSTS, parse_authority, read_headers
@@ -61,9 +64,8 @@ def create_app(server: Endpoint, *, path: str = "/mcp", **options: Any) -> Starl
 
     endpoint = Route(path, endpoint=handler, methods=["GET", "POST", "DELETE"])
     routes: list[BaseRoute] = [endpoint]
-    if getattr(server, "serve_pages", None) is not None:
-        pages = _AppPages(server, handler, path, endpoint)
-        routes.append(Mount(pages.path, app=pages))
+    pages = _AppPages(server, handler, path, endpoint)
+    routes.append(Mount(pages.path, app=pages))
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.mcp_handler = handler
     return app
@@ -85,7 +87,7 @@ class _AppPages:
         self.handler = handler
         self.route = route
         self.path = path.rstrip("/") + "/ask"
-        self.app: Any = None
+        self.app: ASGIApp | None = None
         route.app = self.learn
 
     def allows(self, host: str) -> bool:
@@ -100,16 +102,16 @@ class _AppPages:
             prefix = scope.get("root_path", "") + self.path + "/"
             if self.allows(host):
                 base = f"{scope.get('scheme', 'http')}://{host}"
-                self.app = self.server.serve_pages(prefix, base, self.allows)  # type: ignore[attr-defined]
+                self.app = self.server.serve_pages(prefix, base, self.allows)
                 self.route.app = self.handler  # learnt: nothing more per request
             elif self.app is None:  # links only from public_url, until a vetted Host comes
-                self.app = self.server.serve_pages(prefix, None, self.allows)  # type: ignore[attr-defined]
+                self.app = self.server.serve_pages(prefix, None, self.allows)
         return self.handler(scope, receive, send)
 
     def __call__(self, scope: Scope, receive: Receive, send: ASGISend) -> Awaitable[None]:
         if self.app is None or scope["type"] != "http":  # no page can exist before the endpoint's first request
             return send_plain(send, 404, "Not Found")
-        return self.app(scope, receive, send)  # type: ignore[no-any-return]
+        return self.app(scope, receive, send)
 
 
 class _Endpoint:
@@ -124,21 +126,19 @@ class _Endpoint:
     def __init__(self, handler: StreamableHTTPHandler, path: str) -> None:
         self.handler = handler
         self.path = path
-        self.pages: Any = None  # the server's form pages, at ``<path>/ask/`` (see mount_pages)
+        self.pages: ASGIApp | None = None  # the server's form pages, at ``<path>/ask/`` (see mount_pages)
         self.pages_prefix = path.rstrip("/") + "/ask/"
 
     def mount_pages(self, server: Endpoint, base_url: str) -> None:
-        """Serve the server's own form pages beside the endpoint, if it has any (``serve_pages``)."""
-        serve_pages = getattr(server, "serve_pages", None)
-        if serve_pages is not None:
-            self.pages = serve_pages(self.pages_prefix, base_url)
+        """Serve the server's own form pages beside the endpoint (``Endpoint.serve_pages``)."""
+        self.pages = server.serve_pages(self.pages_prefix, base_url)
 
     def __call__(self, scope: Scope, receive: Receive, send: ASGISend) -> Awaitable[None]:
         # A plain function returning the handler's coroutine: no frame of ours per request.
         kind = scope["type"]
         if kind == "http" and scope["path"] != self.path:
             if self.pages is not None and scope["path"].startswith(self.pages_prefix):
-                return self.pages(scope, receive, send)  # type: ignore[no-any-return]
+                return self.pages(scope, receive, send)
             return send_plain(send, 404, "Not Found")
         if kind in ("http", "lifespan"):
             return self.handler(scope, receive, send)
@@ -157,9 +157,9 @@ def _with_backplane(server: Endpoint, options: dict[str, Any]) -> dict[str, Any]
     """The server's backplane (``Server(backplane=...)`` or ``$ELICITKIT_REDIS_URL``) unless the
     caller named one."""
     if "backplane" not in options:
-        chosen = getattr(server, "http_backplane", None)
+        chosen = server.http_backplane()
         if chosen is not None:
-            return {**options, "backplane": chosen()}
+            return {**options, "backplane": chosen}
     return options
 
 
@@ -409,6 +409,27 @@ async def serve_http_background(
             userver.should_exit = True
 
 
+class CannotListen(ElicitkitError, OSError):
+    """The HTTP server could not take its address (the port is taken, the host is not this machine's)."""
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """The listening socket, bound here so a taken port is one clear error, not uvicorn's exit."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET  # as uvicorn chooses ("localhost": IPv4)
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: a TIME_WAIT port is free
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        said = f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+        if exc.errno == errno.EADDRINUSE:
+            said += " (another server is using that port: stop it, or choose another port)"
+        raise CannotListen(said) from None
+    sock.set_inheritable(True)
+    return sock
+
+
 async def serve_http(
     server: Endpoint,
     *,
@@ -420,18 +441,22 @@ async def serve_http(
     header_timeout: float | None = DEFAULT_HEADER_TIMEOUT,
     body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
     shutdown_grace: float = DEFAULT_SHUTDOWN_GRACE,
+    on_listening: Callable[[str], None] | None = None,
     **options: Any,
 ) -> None:
     """Serve until SIGINT or SIGTERM, then shut down and return (exit status 0).
 
     After the first signal the process ends within about ``shutdown_grace`` + 4 seconds,
-    whatever a tool is doing: past that, it exits from a watchdog thread. ``options`` go to
-    :class:`~.asgi.StreamableHTTPHandler`; the rest is described in this module.
+    whatever a tool is doing: past that, it exits from a watchdog thread. A port that cannot be
+    had raises :class:`CannotListen` before anything starts; ``on_listening(url)`` is called once
+    the endpoint accepts requests. ``options`` go to :class:`~.asgi.StreamableHTTPHandler`; the
+    rest is described in this module.
     """
     import signal
 
     from elicitkit.transports.shutdown import FORCE_EXIT_AFTER, exit_after
 
+    sock = _bind(host, port)
     app = _serving_app(server, path, options)
     config = _config(
         app,
@@ -449,6 +474,14 @@ async def serve_http(
     userver = _uvicorn_server(config, table, shutdown_grace, own_signals=True)
     async with anyio.create_task_group() as tg:
 
+        async def announce() -> None:
+            while not userver.started:  # noqa: ASYNC110 - uvicorn offers no started event
+                await anyio.sleep(0.01)
+            if on_listening is not None:
+                on_listening(f"http://{shown}:{port}{path}")
+
+        tg.start_soon(announce)
+
         async def stop_on_signal() -> None:
             with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                 async for _ in signals:
@@ -459,5 +492,6 @@ async def serve_http(
                     exit_after(math.ceil(shutdown_grace + _CANCEL_MARGIN) + FORCE_EXIT_AFTER, "a request")
 
         tg.start_soon(stop_on_signal)
-        await userver.serve()
+        with sock:
+            await userver.serve(sockets=[sock])
         tg.cancel_scope.cancel()

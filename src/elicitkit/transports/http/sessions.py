@@ -86,6 +86,11 @@ class HTTPSession:
         stream.notify()
         return True
 
+    def public_id(self, request_id: RequestId) -> RequestId | None:
+        """The client's own id for a request this (stateless) session renumbered, if it did."""
+        stream = self.streams.get(request_id)
+        return stream.public_id if stream is not None else None
+
     def request_unanswered(self, request_id: RequestId) -> None:
         stream = self.streams.get(request_id)
         if stream is not None:

@@ -33,8 +33,9 @@ import anyio.to_thread
 import pytest
 from pydantic import AnyUrl, BaseModel, Field
 
-from elicitkit import Client, Context, Format, MCPServer, Titles, UrlElicitationRequired, UrlRequest
+from elicitkit import Client, Context, Format, Titles, UrlElicitationRequired, UrlRequest
 from elicitkit.client.handlers.browser import BrowserHandler
+from elicitkit.compat import MCPServer
 from elicitkit.elicitation.results import ElicitationResult
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (test extra)")

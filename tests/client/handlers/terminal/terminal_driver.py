@@ -6,6 +6,9 @@ python tests/client/handlers/terminal/terminal_driver.py confirm      # one yes/
 python tests/client/handlers/terminal/terminal_driver.py login        # a form with a secret (an API key)
 python tests/client/handlers/terminal/terminal_driver.py many         # a choice of 11 options
 python tests/client/handlers/terminal/terminal_driver.py authorize    # a -32042 error: a URL with the server's reason
+python tests/client/handlers/terminal/terminal_driver.py seat         # one single choice whose titles hold commas
+python tests/client/handlers/terminal/terminal_driver.py extras       # one multi-select whose titles hold commas
+python tests/client/handlers/terminal/terminal_driver.py cores        # one number whose description repeats its title
 
 The server runs in-process, the client reaches it in memory, and the handler talks to the
 terminal this runs in. Each tool answers with what ``ctx.elicit`` gave it, typed, as JSON;
@@ -30,8 +33,9 @@ from typing import Any, Literal
 import anyio
 from pydantic import BaseModel, Field
 
-from elicitkit import AcceptedElicitation, Client, Context, MCPServer, TitledEnum, UrlElicitationRequired, UrlRequest
+from elicitkit import AcceptedElicitation, Client, Context, TitledEnum, UrlElicitationRequired, UrlRequest
 from elicitkit.client.handlers.terminal import TerminalHandler
+from elicitkit.compat import MCPServer
 
 server = MCPServer("pizzeria", "2.1.0", title="Pizzeria Napoli")
 
@@ -91,6 +95,42 @@ def _report(answer: Any) -> str:
         types = {key: type(value).__name__ for key, value in data.items()}
         return json.dumps({"action": "accept", "data": data, "types": types})
     return json.dumps({"action": answer.action.value})
+
+
+class Seating(TitledEnum):
+    WINDOW = "window", "Inside, by the window"
+    TERRACE = "terrace", "On the heated terrace"
+    BAR = "bar", "At the bar"
+
+
+class Seat(BaseModel):
+    seating: Seating = Field(title="Seating")
+
+
+class Extras(BaseModel):
+    places: list[Seating] = Field(default_factory=list, title="Also fine")
+
+
+class Cores(BaseModel):
+    cpu_cores: int = Field(title="Cpu cores", description="CPU cores", ge=1, le=64)
+
+
+@server.tool()
+async def seat(ctx: Context) -> str:
+    """One single choice."""
+    return _report(await ctx.elicit("Where would you like to sit?", Seat))
+
+
+@server.tool()
+async def extras(ctx: Context) -> str:
+    """One multi-select."""
+    return _report(await ctx.elicit("Where else would do?", Extras))
+
+
+@server.tool()
+async def cores(ctx: Context) -> str:
+    """One whole number."""
+    return _report(await ctx.elicit("How many cores?", Cores))
 
 
 @server.tool()

@@ -93,7 +93,7 @@ async def test_plain_lines_accept_with_defaults_filled() -> None:
     assert "Send? [s send" in screen  # Enter alone did not send: the lone Enter at review asked again
     assert "nothing is sent until you type s" in screen
     assert "Email \u203a ada@example.com\n" in screen  # the answer echoed: the transcript reads as typed
-    assert "The Shop (shop) 1.2" in screen and "python shop.py" in screen
+    assert "The Shop, shop 1.2" in screen and "python shop.py" in screen
 
 
 async def test_plain_lines_end_of_input_cancels() -> None:

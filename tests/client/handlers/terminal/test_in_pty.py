@@ -109,7 +109,7 @@ def browser(tmp_path: Path) -> Path:
 def spawn(browser: Path) -> Iterator[Callable[..., Terminal]]:
     children: list[pexpect.spawn[str]] = []
 
-    def start(*args: str, **extra: str) -> Terminal:
+    def start(*args: str, columns: int = 200, **extra: str) -> Terminal:
         env = dict(os.environ)
         env.update(
             TERM="xterm-256color",
@@ -118,6 +118,8 @@ def spawn(browser: Path) -> Iterator[Callable[..., Terminal]]:
             PYTHONUNBUFFERED="1",
         )
         env.pop("NO_COLOR", None)
+        env.pop("COLUMNS", None)  # the pty's own size, not the parent's
+        env.pop("LINES", None)
         env.update(extra)
         child = pexpect.spawn(
             sys.executable,
@@ -125,7 +127,7 @@ def spawn(browser: Path) -> Iterator[Callable[..., Terminal]]:
             env=env,
             cwd=str(ROOT),
             encoding="utf-8",
-            dimensions=(50, 200),
+            dimensions=(50, columns),
             timeout=10,
         )
         children.append(child)
@@ -152,7 +154,7 @@ def test_accept_sends_typed_answers(spawn: Callable[..., Terminal]) -> None:
     shown = term.expect("Your name")
     assert "Question from Pizzeria Napoli" in shown
     assert "What would you like to order?" in shown
-    assert "Pizzeria Napoli (pizzeria) 2.1.0" in shown and "in-memory:pizzeria" in shown
+    assert "Pizzeria Napoli, pizzeria 2.1.0" in shown and "in-memory:pizzeria" in shown
     term.expect("(required)")
     term.expect("Who the order is for")
     term.expect("2 to 20 characters")
@@ -635,3 +637,57 @@ def test_ctrl_c_cancels_a_browser_question_and_the_server_is_told(tmp_path: Path
     finally:
         server.terminate()
         server.wait(10)
+
+
+# ------------------------------------------------------------------------------ issue 26, point 9
+
+
+def test_one_choice_is_one_step(spawn: Callable[..., Terminal]) -> None:
+    """A form of one answer takes one turn, as a yes/no does: typing it sends it."""
+    term = spawn("seat")
+    term.expect("your answer is sent as soon as you type it")
+    term.answer("Seating", "2")
+    term.expect("✓ Sent to Pizzeria Napoli.")
+    result = term.result()
+    assert result["data"] == {"seating": "terrace"}
+    assert "Send?" not in term.text
+    term.finish()
+
+
+def test_one_answer_kept_with_enter_alone_is_shown_before_sending(spawn: Callable[..., Terminal]) -> None:
+    term = spawn("cores")
+    screen = term.expect("[1/1] ")
+    shown = term.expect("\u203a")[len(screen) :]  # the heading, the hints under it, the prompt
+    heading, *hints, _prompt = [line.strip() for line in shown.splitlines() if line.strip()]
+    assert heading.casefold() == "cpu cores (required)"
+    assert hints == ["a whole number · from 1 to 64"]  # the description only repeated the label: said once
+    term.type(ENTER)
+    term.expect("✗ This is required: please answer it.")
+    term.reply("4")
+    assert term.result()["data"] == {"cpu_cores": 4}
+    term.finish()
+
+
+def test_a_choice_error_with_commas_in_titles_is_unambiguous(spawn: Callable[..., Terminal]) -> None:
+    term = spawn("extras")
+    term.answer("Also fine", "Inside, terrace")
+    term.expect(
+        "✗ “Inside” is not one of the choices (names hold commas: type numbers, like 1,3): "
+        "pick 1 “Inside, by the window”; 2 “On the heated terrace”; 3 “At the bar”."
+    )
+    term.answer("Also fine", "Inside, by the window")  # a title holding commas, typed whole
+    term.answer("Send?", "s")
+    assert term.result()["data"] == {"places": ["window"]}
+    term.finish()
+
+
+def test_prompts_wrap_between_words_at_40_columns(spawn: Callable[..., Terminal]) -> None:
+    term = spawn("order", columns=40)
+    fill_order(term)
+    screen = term.expect("Send?")
+    term.expect("\u203a")
+    prompt = term.text[len(screen) - len("Send?") :]
+    assert ":decline" in prompt and ":cancel]" in prompt, prompt  # whole words, wherever the line breaks
+    term.type("s" + ENTER)
+    term.result()
+    term.finish()

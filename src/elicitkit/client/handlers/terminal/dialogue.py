@@ -26,6 +26,7 @@ __all__ = [
     "CONSENT_PROMPT",
     "HELP",
     "MASK",
+    "ONE_ANSWER_HOW",
     "YES_NO_HOW",
     "Back",
     "Change",
@@ -79,6 +80,7 @@ CONSENT_PROMPT: Fragments = [
 ]
 CONSENT_AGAIN = "type y to open the page, :decline to refuse, or :cancel (Esc) to dismiss the question"
 YES_NO_HOW = "y or n sends that answer at once · :decline · :cancel"
+ONE_ANSWER_HOW = "your answer is sent as soon as you type it · Enter alone shows it first · :decline · :cancel"
 MASK = "••••••••"
 
 

@@ -24,6 +24,7 @@ background waits in :mod:`.waiting`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
 import logging
@@ -42,6 +43,7 @@ from elicitkit.client.handlers.terminal.dialogue import (
     CONSENT_AGAIN,
     CONSENT_PROMPT,
     HELP,
+    ONE_ANSWER_HOW,
     YES_NO_HOW,
     Back,
     Change,
@@ -94,7 +96,8 @@ class TerminalHandler:
     ``plain=True``, plain lines are read and echoed, so a transcript stays readable.
     ``console``: the rich console everything is drawn on (default: one on ``output``).
     ``open_url``: opens a consented URL (default :func:`webbrowser.open` in a thread, which
-    honours ``BROWSER``); it may return ``False`` for "could not", or be a coroutine function.
+    honours ``BROWSER``); it may return ``False`` for "could not", a text to say instead of
+    "Opened in your browser" (when it handed the URL to something else), or be a coroutine function.
     ``completion_timeout``: how long the background spinner waits for a completion notice.
     ``listen_keys``: whether a key press stops that spinner.
 
@@ -200,11 +203,22 @@ class TerminalHandler:
         self._view.header(request.origin, request.message, title if isinstance(title, str) else None)
         if len(fields) == 1 and fields[0].kind is FieldKind.BOOLEAN:
             return await self._ask_yes_no(reader, request, fields[0])
-        self._view.say(HELP, "dim")
         values: dict[str, Any] = {f.name: f.default if f.has_default else None for f in fields}
+        if len(fields) == 1 and fields[0].kind is not FieldKind.MULTI:
+            # One answer: typing it sends it (one turn, as a yes/no); Enter alone still reviews first.
+            self._view.say(ONE_ANSWER_HOW, "dim")
+            if await self._ask_field(reader, fields, 0, values) == "typed":
+                schema = request.requested_schema
+                if not check_form(schema, values):
+                    with contextlib.suppress(InvalidAnswer):
+                        content = answer_content(schema, values)
+                        self._view.say(f"✓ Sent to {who(request.origin)}.", "green")
+                        return ElicitationResult.accept(content)
+            return await self._review(reader, request, fields, values)
+        self._view.say(HELP, "dim")
         index = 0
         while index < len(fields):
-            moved_back = await self._ask_field(reader, fields, index, values)
+            moved_back = await self._ask_field(reader, fields, index, values) == "back"
             index = max(0, index - 1) if moved_back else index + 1
         return await self._review(reader, request, fields, values)
 
@@ -237,8 +251,9 @@ class TerminalHandler:
 
     async def _ask_field(
         self, reader: Reader, fields: list[FormField], index: int, values: dict[str, Any], *, review: bool = False
-    ) -> bool:
-        """Ask one field until its answer fits; True when the person went back instead (at review: unchanged)."""
+    ) -> str:
+        """Ask one field until its answer fits: ``"typed"`` (an answer typed), ``"kept"`` (Enter
+        alone kept the one shown), or ``"back"`` when the person went back (at review: unchanged)."""
         field = fields[index]
         current = values[field.name]
         self._view.field(field, index, len(fields), current)
@@ -247,7 +262,7 @@ class TerminalHandler:
             text = await reader.read(field_prompt(field, current), tab, secret=field.secret)
             step = read_field_answer(field, text, current, can_go_back=index != 0 or review)
             if isinstance(step, Back):
-                return True
+                return "back"
             if isinstance(step, ShowHelp):
                 self._view.say(HELP, "dim")
                 continue
@@ -255,7 +270,7 @@ class TerminalHandler:
                 self._view.problem(step.reason)
                 continue
             values[field.name] = step.value
-            return False
+            return "typed" if text.strip() else "kept"
 
     async def _review(
         self, reader: Reader, request: FormRequest, fields: list[FormField], values: dict[str, Any]
@@ -303,7 +318,7 @@ class TerminalHandler:
                 self._view.problem("That is not its real name; nothing was opened. Type it exactly, or :decline.")
         opened, why = await self._open(request.url)
         if opened:
-            self._view.say("✓ Opened in your browser.", "green")
+            self._view.say(why or "✓ Opened in your browser.", "green")
         else:
             self._view.say(
                 f"Could not open a browser ({clean(why, lines=False)}); open this address yourself:", "yellow"
@@ -317,7 +332,8 @@ class TerminalHandler:
         return ElicitationResult.accept()
 
     async def _open(self, url: str) -> tuple[bool, str]:
-        """Open ``url`` with ``open_url``; (False, why) when it fails. Never waits past open_timeout."""
+        """Open ``url`` with ``open_url``: (True, what it said instead, if anything), or (False, why).
+        Never waits past open_timeout."""
         opener = self.open_url
         try:
             if inspect.iscoroutinefunction(opener):
@@ -330,6 +346,8 @@ class TerminalHandler:
         except Exception as exc:
             logger.warning("could not open %s: %s", url, exc)
             return False, str(exc) or type(exc).__name__
+        if isinstance(outcome, str):
+            return True, outcome
         return (False, "no browser found") if outcome is False else (True, "")
 
     # -- waiting for completion -----------------------------------------------------------

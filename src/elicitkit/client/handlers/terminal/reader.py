@@ -96,6 +96,32 @@ class Reader(Protocol):
     async def read(self, message: Fragments, completer: Completer, *, secret: bool = False) -> str: ...
 
 
+def wrap_fragments(message: Fragments, width: int) -> Fragments:
+    """``message`` with line breaks at spaces so that no word is split at the terminal's edge
+    (prompt_toolkit wraps a long prompt at whatever column it reaches: ":decl" / "ine").
+
+    A word longer than a line stays whole on a line of its own and is wrapped by the terminal.
+    """
+    if width <= 0 or sum(len(text) for _, text in message) < width:
+        return message
+    out: Fragments = []
+    column = 0
+    for style, text in message:
+        pieces = text.split(" ")
+        chunk = ""
+        for n, piece in enumerate(pieces):
+            word = piece if n == 0 else " " + piece
+            if column + len(word) >= width and column > 0 and n > 0:
+                out.append((style, chunk))
+                out.append((style, "\n"))
+                chunk, column = piece, len(piece)
+                continue
+            chunk += word
+            column += len(word)
+        out.append((style, chunk))
+    return out
+
+
 class PromptReader:
     """prompt_toolkit on a terminal: line editing, Tab completion, Esc and Ctrl-C as keys."""
 
@@ -133,8 +159,10 @@ class PromptReader:
         return self._keys.raw_mode()
 
     async def read(self, message: Fragments, completer: Completer, *, secret: bool = False) -> str:
+        width = self.session.app.output.get_size().columns
+        shown = FormattedText(wrap_fragments(message, width))
         try:
-            return await self.session.prompt_async(FormattedText(message), completer=completer, is_password=secret)
+            return await self.session.prompt_async(shown, completer=completer, is_password=secret)
         except KeyboardInterrupt:
             raise Stop("cancel", "Ctrl-C") from None
         except EOFError:

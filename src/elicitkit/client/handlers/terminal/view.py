@@ -25,6 +25,15 @@ from elicitkit.elicitation.urls import UrlAssessment
 __all__ = ["View"]
 
 
+def _norm(text: str) -> str:
+    return " ".join(text.casefold().replace("_", " ").split()).strip(" .")
+
+
+def _same(one: str, other: str) -> bool:
+    """The same words, whatever the case, spacing or trailing full stop."""
+    return _norm(one) == _norm(other)
+
+
 class View:
     """Draws the form's pieces on ``console``; every server string arrives here already cleaned or is cleaned here."""
 
@@ -42,10 +51,14 @@ class View:
         server = Text()
         server.append("server: ", "dim")
         server.append(clean(asker.display_name, lines=False), "bold")
+        detail = []  # "Bistro (demo), bistro-demo 1.0.0": no parentheses stacked on the title's own
         if asker.title and asker.title != asker.name:
-            server.append(f" ({clean(asker.name, lines=False)})")
+            detail.append(clean(asker.name, lines=False))
         if asker.version:
-            server.append(f" {clean(asker.version, lines=False)}")
+            detail.append(clean(asker.version, lines=False))
+        if detail:
+            server.append(", " if asker.title and asker.title != asker.name else " ")
+            server.append(" ".join(detail))
         if asker.location:
             server.append(" · runs as: ", "dim")
             server.append(clean(asker.location, lines=False))
@@ -86,9 +99,14 @@ class View:
             head.append(" (required)", "red")
         self.console.print()
         self.console.print(head)
-        if field.description:
-            self.indented(Text(clean(field.description), "italic"))
+        description = clean(field.description) if field.description else ""
+        if _same(description, field.label):  # "Cpu cores" / "CPU cores": said once
+            description = ""
         rules = field_rules(field)
+        if description and any(_same(description, rule) or _norm(description) in _norm(rule) for rule in rules):
+            description = ""  # "YYYY-MM-DD" under a rule that reads "a date (YYYY-MM-DD)"
+        if description:
+            self.indented(Text(description, "italic"))
         if rules:
             self.indented(Text(" · ".join(rules), "dim"))
         for start, title, chosen in option_marks(field, current):

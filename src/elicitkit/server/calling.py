@@ -1,0 +1,114 @@
+"""Running a tool body: validate the arguments, fill what the client does not send, call, render.
+
+One body, whoever runs it: a live ``tools/call`` (:mod:`elicitkit.server.methods`), a task's
+run (:mod:`elicitkit.server.tasks.run`) or the questions before a task
+(:mod:`elicitkit.server.tasks.serving`). What a question does to the run (sent now, or the
+round's result) is the scope's business (:meth:`~elicitkit.server.scope.RequestScope.run`);
+here every failure of the tool itself becomes an ``isError`` result.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from pydantic import ValidationError
+
+from elicitkit.elicitation.errors import ElicitationError, UrlElicitationRequired
+from elicitkit.protocol.errors import MCPError
+from elicitkit.protocol.jsonrpc import JSON
+from elicitkit.server import asking
+from elicitkit.server.content import error_result
+from elicitkit.server.resolvers import context_asker, resolve
+from elicitkit.server.rounds.round import InputRequired
+from elicitkit.server.scope import RequestScope, current_scope
+from elicitkit.server.tools import FunctionPlan, Tool, ToolError, describe_validation_error
+
+if TYPE_CHECKING:
+    from elicitkit.server.context import Context
+    from elicitkit.server.server import Server
+
+__all__ = ["inject", "inject_context", "prepare_call", "run_tool"]
+
+logger = logging.getLogger("elicitkit.server")
+
+
+def inject(server: Server, plan: FunctionPlan, values: dict[str, Any], scope: RequestScope) -> dict[str, Any]:
+    """Fill the parameters typed ``Context`` (one Context per call, made only if asked for)."""
+    context: Context | None = None
+    for param in plan.parameters:
+        if param.kind == "context":
+            if context is None:
+                context = server.context_for(scope)
+            values[param.name] = context
+    return values
+
+
+def inject_context(plan: FunctionPlan, values: dict[str, Any], context: Context) -> dict[str, Any]:
+    for param in plan.parameters:
+        if param.kind == "context":
+            values[param.name] = context
+    return values
+
+
+async def run_tool(server: Server, tool: Tool, arguments: dict[str, Any], scope: RequestScope) -> JSON:
+    """Validate, call, render; every failure of the tool itself becomes an ``isError`` result.
+
+    A question the tool asks and cannot have answered yet (2026, a task) is the control signal
+    :class:`InputRequired`: it passes through here to the scope's :meth:`~RequestScope.run`.
+    """
+    try:
+        values = tool.plan.validate(arguments)
+    except ValidationError as exc:
+        return error_result(f"Invalid arguments for tool {tool.name}: {describe_validation_error(exc)}")
+    timeout = tool.timeout if tool.timeout is not None else server.tool_timeout
+    try:
+        values = await prepare_call(server, tool, values, scope)  # resolvers may ask: outside the timeout
+        if timeout is None:
+            value = await tool.plan.invoke(values, thread=tool.thread)
+        else:
+            with anyio.fail_after(timeout):
+                value = await tool.plan.invoke(values, thread=tool.thread)
+    except BaseExceptionGroup:  # a task group in the tool: its children asked, or failed
+        return _group_outcome(tool)  # (no "as" name: every local is kept while a tool waits)
+    except ToolError as exc:
+        return error_result(str(exc))
+    except UrlElicitationRequired as exc:
+        return asking.url_required(scope, exc)
+    except ElicitationError as exc:  # before TimeoutError: ElicitationTimeout is one too
+        return error_result(f"{tool.name}: {exc}")
+    except TimeoutError as exc:
+        if timeout is None:  # the tool's own TimeoutError: no limit of ours was reached
+            return error_result(f"Error executing tool {tool.name}: {exc or 'timed out'}")
+        return error_result(f"Tool {tool.name} timed out after {timeout:g}s")
+    except MCPError:
+        raise
+    except Exception as exc:
+        logger.exception("tool %s raised", tool.name)
+        return error_result(f"Error executing tool {tool.name}: {exc}")
+    return tool.render(value)
+
+
+def _group_outcome(tool: Tool) -> JSON:
+    """The exception group being handled: re-raised if its children only asked (the scope ends
+    the round), else the tool's failure as an ``isError`` result (a KeyboardInterrupt and the
+    like propagate)."""
+    group = sys.exception()
+    assert isinstance(group, BaseExceptionGroup)
+    _, failed = group.split(InputRequired)
+    if failed is None or not isinstance(failed, Exception):
+        raise group
+    logger.error("tool %s raised", tool.name, exc_info=failed)
+    return error_result(f"Error executing tool {tool.name}: {failed}")
+
+
+async def prepare_call(server: Server, tool: Tool, values: dict[str, Any], scope: RequestScope) -> dict[str, Any]:
+    """Fill the parameters the client does not send: the context, and resolved values."""
+    current_scope.set(scope)
+    values = inject(server, tool.plan, values, scope)
+    if tool.resolvers is not None:
+        context = server.context_for(scope)
+        values.update(await resolve(tool.resolvers, values, context, context_asker(context)))
+    return values
