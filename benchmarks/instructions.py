@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -64,14 +65,21 @@ def _result(child: run.Child, event: str) -> dict[str, object]:
                 return obj
 
 
-def measure(sdk: str, scenario: str, transport: str, calls: int, warmup: int, work: Path) -> dict[str, int]:
-    """Instructions per call for one SDK: ``{"client": n, "server": n}`` (in-memory: ``{"process": n}``)."""
+def measure(
+    sdk: str, scenario: str, transport: str, calls: int, warmup: int, work: Path, otel: str = "off"
+) -> dict[str, int]:
+    """Instructions per call for one SDK: ``{"client": n, "server": n}`` (in-memory: ``{"process": n}``).
+
+    ``otel`` (elicitkit only): ``absent`` (as without the extra), ``off`` (the extra, no SDK),
+    ``sdk`` (an SDK with batch exporters; see servers/otel_mode.py), for the client and server."""
+    os.environ["ELICITKIT_BENCH_OTEL"] = otel  # the children inherit it
+    sdk_label = sdk if otel == "off" else f"{sdk}-{otel}"
     children: list[run.Child] = []
     outs: dict[str, Path] = {}
     try:
         target = ""
         if transport == "http":
-            outs["server"] = work / f"{scenario}-{sdk}-server.cg"
+            outs["server"] = work / f"{scenario}-{sdk_label}-server.cg"
             argv = [
                 *_callgrind(outs["server"]),
                 sys.executable,
@@ -84,7 +92,7 @@ def measure(sdk: str, scenario: str, transport: str, calls: int, warmup: int, wo
                 line = server.readline(TIMEOUT)
             target = line.split(None, 1)[1].strip()
         role = "client" if transport == "http" else "process"
-        outs[role] = work / f"{scenario}-{transport}-{sdk}-{role}.cg"
+        outs[role] = work / f"{scenario}-{transport}-{sdk_label}-{role}.cg"
         argv = [*_callgrind(outs[role]), sys.executable, str(HERE / "run.py"), "_worker", "--sdk", sdk]
         argv += ["--transport", transport, "--scenario", scenario, "--target", target]
         worker = run.Child(f"{sdk} {transport} client", argv)
@@ -123,7 +131,15 @@ def main() -> None:
     parser.add_argument("--sdks", default=",".join(run.SDKS))
     parser.add_argument("--calls", type=int, default=60, help="counted calls per SDK (default 60)")
     parser.add_argument("--warmup", type=int, default=20, help="uncounted calls before (each phase; default 20)")
+    parser.add_argument(
+        "--otel",
+        action="store_true",
+        help="elicitkit three ways instead of the SDKs: without the otel extra, with it and no SDK, with an SDK",
+    )
     args = parser.parse_args()
+    if args.otel:
+        _otel_main(args)
+        return
     for tool in ("valgrind", "callgrind_control"):
         if shutil.which(tool) is None:
             raise SystemExit(f"{tool} not found: apt-get install valgrind")
@@ -148,6 +164,41 @@ def main() -> None:
             if "official" in counts and "elicitkit" in counts and counts["elicitkit"][role]:
                 ratio = f"  {counts['official'][role] / counts['elicitkit'][role]:.2f}x"
             print(f"{scenario:9} {transport:10} {role:8} {figures}{ratio}")
+
+
+OTEL_MODES = ("absent", "off", "sdk")
+OTEL_TITLES = {"absent": "no extra", "off": "extra, no SDK", "sdk": "SDK+batch"}
+
+
+def _otel_main(args: argparse.Namespace) -> None:
+    """What telemetry costs elicitkit per call, all in one run: the extra installed and no SDK
+    configured against no extra (the budget: within 3%), and with an SDK and batch exporters."""
+    for tool in ("valgrind", "callgrind_control"):
+        if shutil.which(tool) is None:
+            raise SystemExit(f"{tool} not found: apt-get install valgrind")
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="elicitkit-callgrind-") as tmp:
+        for scenario in args.scenario.split(","):
+            for transport in args.transports.split(","):
+                counts = {}
+                for otel in OTEL_MODES:
+                    print(f"{scenario} {transport} otel={otel}: counting {args.calls} calls", file=sys.stderr)
+                    counts[otel] = measure("elicitkit", scenario, transport, args.calls, args.warmup, Path(tmp), otel)
+                rows.append((scenario, transport, counts))
+    print(
+        f"elicitkit instructions per call (callgrind, {args.calls} sequential calls "
+        f"after {args.warmup}+{args.warmup} warm-up)"
+    )
+    print(
+        f"{'scenario':9} {'transport':10} {'role':8} "
+        + " ".join(f"{OTEL_TITLES[m]:>14}" for m in OTEL_MODES)
+        + "  no-SDK vs no-extra  SDK cost/call"
+    )
+    for scenario, transport, counts in rows:
+        for role in counts["absent"]:
+            base, off, sdk = counts["absent"][role], counts["off"][role], counts["sdk"][role]
+            figures = " ".join(f"{counts[m][role]:>14,}" for m in OTEL_MODES)
+            print(f"{scenario:9} {transport:10} {role:8} {figures}  {(off - base) / base:+18.2%}  {sdk - off:>+13,}")
 
 
 if __name__ == "__main__":

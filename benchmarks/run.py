@@ -1427,6 +1427,10 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["_worker"]:
+        sys.path.insert(0, str(SERVERS))
+        import otel_mode  # ELICITKIT_BENCH_OTEL: before elicitkit loads
+
+        otel_mode.apply()
         worker(sys.argv[2:])
     else:
         try:

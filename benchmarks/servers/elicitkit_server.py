@@ -22,7 +22,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import anyio
+import otel_mode  # benchmarks/servers/otel_mode.py: ELICITKIT_BENCH_OTEL, before elicitkit loads
 from pydantic import BaseModel, Field
+
+if __name__ == "__main__":
+    otel_mode.apply()
 
 from elicitkit import AcceptedElicitation, Context, Elicit, MCPError, Resolve, Server
 from elicitkit.compat import LowLevelServer, RequestContext

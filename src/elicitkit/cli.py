@@ -555,6 +555,11 @@ def load_server(target: str) -> Any:
     help="Check opaque tokens at this RFC 7662 endpoint (secret from $ELICITKIT_INTROSPECTION_SECRET).",
 )
 @click.option("--auth-client-id", metavar="ID", default=None, help="This server's client id for introspection.")
+@click.option(
+    "--otel",
+    is_flag=True,
+    help="OpenTelemetry traces, metrics and logs, configured from OTEL_* like the SDK does (docs/telemetry.md).",
+)
 @JSON_OPTION
 def serve(
     target: str,
@@ -569,12 +574,21 @@ def serve(
     auth_jwks: str | None,
     auth_introspection: str | None,
     auth_client_id: str | None,
+    otel: bool,
     as_json: bool,
 ) -> None:
     """Serve an elicitkit server object over stdio or Streamable HTTP (the address is printed once it
     listens; with --json as {"listening": URL} on stdout; stdio keeps stdout for the protocol)."""
     from elicitkit.transports.http.serve import CannotListen
 
+    if otel:
+        from elicitkit.errors import ElicitkitError
+        from elicitkit.telemetry import configure_sdk
+
+        try:
+            configure_sdk()
+        except ElicitkitError as exc:
+            raise click.UsageError(str(exc)) from None
     server = load_server(target)
     if auth_issuer is None and (auth_resource or auth_scopes or auth_jwks or auth_introspection or auth_client_id):
         raise click.UsageError("the --auth-* options need --auth-issuer (the authorization server)")

@@ -75,6 +75,10 @@ async def announce() -> str:
 
 
 def main() -> None:
+    if os.environ.get("FLEET_OTEL"):  # what `elicitkit serve --otel` does: the SDK from OTEL_*
+        from elicitkit.telemetry import configure_sdk
+
+        configure_sdk()
     port = int(sys.argv[1])
     json_response = "--sse" not in sys.argv
     server.use_backplane(

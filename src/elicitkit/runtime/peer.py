@@ -42,6 +42,7 @@ from elicitkit.protocol.inbound import Inbound
 from elicitkit.protocol.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, JSON, Notification, Request, RequestId
 from elicitkit.runtime.contract import Incoming
 from elicitkit.runtime.contract import Send as Send  # re-exported: what callers knew as elicitkit.peer.Send
+from elicitkit.telemetry import hook as telemetry
 
 logger = logging.getLogger("elicitkit.peer")
 
@@ -156,8 +157,13 @@ class Peer:
         self._pause_started = 0.0
         self._pause_total = 0.0
         self._deadlines_on_hold: list[_Waiter] = []  # deadlines that passed while paused
+        self._role = "server" if role is Role.SERVER else "client"
+        # What every request this side sends is known by (telemetry: protocol version, session id).
+        self.span_attributes: dict[str, Any] | None = None
+        self._opened_at = 0.0
 
     async def __aenter__(self) -> Peer:
+        self._opened_at = time.monotonic()
         self._loop = asyncio.get_running_loop()
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
@@ -165,6 +171,11 @@ class Peer:
 
     async def __aexit__(self, *exc: object) -> bool | None:
         self.close()
+        tel = telemetry.current
+        if tel is not None:  # mcp.{client,server}.session.duration
+            tel.session_closed(
+                self._role, time.monotonic() - self._opened_at, exc[1] if isinstance(exc[1], Exception) else None
+            )
         assert self._tg is not None
         self._tg.cancel_scope.cancel()
         try:
@@ -299,7 +310,8 @@ class Peer:
             asyncio.current_task().cancel()  # type: ignore[union-attr]  # delivered at its first wait
         try:
             try:
-                result = await self._on_request(request)
+                tel = telemetry.current  # off: this one read is all a request pays for telemetry
+                result = await (self._on_request(request) if tel is None else tel.serve(request, self._on_request))
             except MCPError as exc:
                 answered = None if self._closed else self.conn.respond_error(request.id, exc)
                 reply = answered.to_wire() if answered is not None else None
@@ -343,45 +355,58 @@ class Peer:
         """Send a request and wait for its result; raises :class:`MCPError` on an error reply."""
         if self._closed:
             raise ConnectionClosed()
-        loop = self._loop if self._loop is not None else asyncio.get_running_loop()
-        request = self.conn.start_request(method, params, progress=on_progress is not None)
-        waiter = _Waiter(loop.create_future(), on_progress)
-        self._waiters[request.id] = waiter
-        limit = self.default_timeout if timeout is None else timeout
-        if limit is not None and limit > 0:
-            waiter.limit = limit
-            waiter.paused_before = self._paused_time()
-            waiter.timer = loop.call_later(limit, self._deadline, waiter)
+        tel = telemetry.current  # off: this one read (and the local checks below) is all it costs
+        if tel is not None:  # a CLIENT span; its context goes out in params._meta
+            span, params, started = tel.client_start(method, params, self.span_attributes)
         try:
-            waiter.sending = True
-            waiter.task = asyncio.current_task()
+            loop = self._loop if self._loop is not None else asyncio.get_running_loop()
+            request = self.conn.start_request(method, params, progress=on_progress is not None)
+            if tel is not None:
+                tel.client_started(span, request.id)
+            waiter = _Waiter(loop.create_future(), on_progress)
+            self._waiters[request.id] = waiter
+            limit = self.default_timeout if timeout is None else timeout
+            if limit is not None and limit > 0:
+                waiter.limit = limit
+                waiter.paused_before = self._paused_time()
+                waiter.timer = loop.call_later(limit, self._deadline, waiter)
             try:
-                await self._send(request.to_wire(), related)
-            finally:
-                waiter.sending = False
-                waiter.task = None
-            return await waiter.future
-        except _Expired:
-            await self._abandon(request.id, "timeout", related)
-            raise RequestTimeout(method, waiter.limit) from None
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if waiter.timed_out and task is not None and task.uncancel() == 0:
-                await self._abandon(request.id, "timeout", related)  # our deadline interrupted the send
+                waiter.sending = True
+                waiter.task = asyncio.current_task()
+                try:
+                    await self._send(request.to_wire(), related)
+                finally:
+                    waiter.sending = False
+                    waiter.task = None
+                result = await waiter.future
+                if tel is not None:
+                    tel.client_end(span, started, None, result)
+                return result
+            except _Expired:
+                await self._abandon(request.id, "timeout", related)
                 raise RequestTimeout(method, waiter.limit) from None
-            with anyio.CancelScope(shield=True):
-                await self._abandon(request.id, "cancelled", related)
-            raise
-        except BaseException:
-            if not waiter.future.done():  # the send failed: stop waiting (an error answer needs nothing)
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if waiter.timed_out and task is not None and task.uncancel() == 0:
+                    await self._abandon(request.id, "timeout", related)  # our deadline interrupted the send
+                    raise RequestTimeout(method, waiter.limit) from None
                 with anyio.CancelScope(shield=True):
                     await self._abandon(request.id, "cancelled", related)
+                raise
+            except BaseException:
+                if not waiter.future.done():  # the send failed: stop waiting (an error answer needs nothing)
+                    with anyio.CancelScope(shield=True):
+                        await self._abandon(request.id, "cancelled", related)
+                raise
+            finally:
+                if waiter.timer is not None:
+                    waiter.timer.cancel()
+                    waiter.timer = None
+                _retrieve(waiter.future)
+        except BaseException as exc:
+            if tel is not None:
+                tel.client_end(span, started, exc)
             raise
-        finally:
-            if waiter.timer is not None:
-                waiter.timer.cancel()
-                waiter.timer = None
-            _retrieve(waiter.future)
 
     def _deadline(self, waiter: _Waiter) -> None:
         """The timer of an outgoing request fired: extend it by time spent paused, or expire it."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Awaitable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from elicitkit.elicitation.answers import parse_result
 from elicitkit.elicitation.errors import (
@@ -25,10 +25,15 @@ from elicitkit.elicitation.results import AcceptedElicitation, ElicitationResult
 from elicitkit.elicitation.schema import Form
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.protocol.versions import LATEST_LEGACY, supports_url_elicitation
+from elicitkit.server import signals
 from elicitkit.server.content import error_result
 from elicitkit.server.pages import AnswerOnPage, PageHost, caller_of, pages_of, question_key
 from elicitkit.server.rounds.round import InputRequired
 from elicitkit.server.scope import RequestScope, TooManyQuestions
+from elicitkit.telemetry import hook as telemetry
+
+if TYPE_CHECKING:
+    from elicitkit.telemetry.otel import OTel
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -131,6 +136,8 @@ async def _ask_with_fallback(
         raise ValueError(f"fallback must be 'page' or 'error', not {fallback!r}")
     deadline = deadline if deadline is not None else options.deadline
     if via == "web" or (fallback == "page" and "form" not in request.elicitation_modes):
+        if via != "web" and telemetry.current is not None:
+            telemetry.current.page_fallback("no_form_mode")
         return await _ask_on_page(request, message, form, timeout, key)
     version = _require_mode(request, "form")
     schema = form.schema_for(version)
@@ -149,6 +156,8 @@ async def _ask_with_fallback(
         if not request.overdue(str(exc.args[0]), deadline):
             raise
     logger.info("no answer within the %gs deadline; the question goes to a page", deadline)
+    if telemetry.current is not None:
+        telemetry.current.page_fallback("deadline")
     return await _ask_on_page(request, message, form, timeout, key, link_only=True)
 
 
@@ -189,14 +198,20 @@ async def _ask_on_page(
         assert caller is not None
     chain, claim = caller
     qkey = question_key(chain, question_id)
+    tel = telemetry.current
     if not url_ok:
         answered = await host.take(qkey, request)
         if answered is not None:
+            if tel is not None:  # answered on the page since an earlier call: not timed here
+                _page_signal(tel, request, message, schema, key, answered, None)
             return _typed(answered, form)
         _question, url = await host.open(qkey, message, schema, chain)
+        if tel is not None:
+            _page_signal(tel, request, message, schema, key, None, None)
         await host.restore(chain, request)  # answers this call took wait for its next attempt, with this one
         raise AnswerOnPage(url, message, claim)
     question, url = await host.open(qkey, message, schema, owner=chain)
+    put = _page_signal(tel, request, message, schema, key, None, None) if tel is not None else 0.0
     request.count()
     elicitation_id = hashlib.sha256(question.token.encode()).hexdigest()[:32]
     params = UrlRequest(message, url, elicitation_id).to_params(version)
@@ -211,7 +226,30 @@ async def _ask_on_page(
         raise ElicitationTimeout("no answer on the page in time; the page was withdrawn")
     if await request.url_finished(elicitation_id):
         await host.take(qkey)
+    if tel is not None:
+        _page_signal(tel, request, message, schema, key, answer, put)
     return _typed(answer, form)
+
+
+def _page_signal(
+    tel: OTel,
+    request: RequestScope,
+    message: str,
+    schema: JSON,
+    key: str | None,
+    answer: ElicitationResult[Any] | None,
+    since: float | None,
+) -> float:
+    """A question on the server's page: put (``answer`` None) or answered; when it was put."""
+    params: JSON = {"mode": "form", "message": message, "requestedSchema": schema}
+    era = request.protocol_version
+    if answer is None:
+        return signals.asked(tel, params, era=era, round_=None, key=key, origin="page").started
+    raw: JSON = {"action": answer.action.value}
+    if isinstance(answer, AcceptedElicitation):
+        raw["content"] = answer.content
+    signals.answered(tel, params, raw, era=era, round_=None, key=key, origin="page", since=since)
+    return since or 0.0
 
 
 def _question_id(message: str, form: Form, key: str | None) -> str:

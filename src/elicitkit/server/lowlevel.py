@@ -15,6 +15,7 @@ from elicitkit.protocol.versions import META_SERVER_INFO, SUPPORTED_VERSIONS
 from elicitkit.runtime.contract import ASGIApp, Send, StreamControl
 from elicitkit.server.scope import RequestScope
 from elicitkit.server.session import LOG_LEVELS, ServerSession
+from elicitkit.telemetry import hook as telemetry
 
 if TYPE_CHECKING:
     from elicitkit.backplane.base import Backplane
@@ -63,6 +64,7 @@ class LowLevelServer:
         self.notification_handlers: dict[str, NotificationHandlerFn] = {}
         # The OAuth resource server in front of HTTP (None: requests need no token).
         self.auth: ResourceServer | None = None
+        telemetry.auto()  # on when an OpenTelemetry SDK is configured; else nothing, not even an import
 
     @property
     def server_info(self) -> dict[str, Any]:

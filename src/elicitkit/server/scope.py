@@ -39,14 +39,17 @@ from elicitkit.protocol.modern import Envelope, missing_capability
 from elicitkit.protocol.tasks import declares_tasks, missing_extension
 from elicitkit.protocol.versions import MODERN_2026
 from elicitkit.runtime.peer import IncomingRequest
+from elicitkit.server import signals
 from elicitkit.server.rounds import round as rounds
 from elicitkit.server.rounds.round import BecomeTask, InputRequired, InputRound, Round, only_asking
 from elicitkit.server.rounds.sealing import StateCodec
+from elicitkit.telemetry import hook as telemetry
 
 if TYPE_CHECKING:
     from elicitkit.server.session import ServerSession
     from elicitkit.server.tasks.serving import TaskSupport
     from elicitkit.server.tools import Tool
+    from elicitkit.telemetry.otel import OTel
 
 __all__ = ["TASK_CLIENT_CAPABILITIES", "RequestScope", "RoundMaker", "TaskScope", "TooManyQuestions", "current_scope"]
 
@@ -286,38 +289,83 @@ class _HandshakeScope(RequestScope):
         return {key: await self.send_request(method, params) for key, (method, params) in requests.items()}
 
     async def elicit(self, params: JSON, *, timeout: float, key: str | None = None) -> JSON:
+        tel = telemetry.current
+        if tel is not None:
+            key = key or f"q{self.asked}"  # counted by the caller already
+            put = signals.asked(tel, params, era=self.protocol_version, round_=1, key=key, origin="call")
         try:
-            return await self.send_request(ELICIT, params, timeout=timeout)
+            raw = await self.send_request(ELICIT, params, timeout=timeout)
         except RequestTimeout:
+            if tel is not None:
+                self._unanswered(tel, params, 1, key, put.started, "timeout")
             raise ElicitationTimeout(f"no answer within {timeout:g}s; the question was withdrawn") from None
         except MCPError as exc:
+            if tel is not None:
+                self._unanswered(tel, params, 1, key, put.started, "error")
             if exc.is_local:  # the connection went away: not the user's answer, let it through
                 raise
             raise ElicitationFailed(exc) from None
+        if tel is not None:
+            signals.answered(
+                tel, params, raw, era=self.protocol_version, round_=1, key=key, origin="call", since=put.started
+            )
+        return raw
 
     async def elicit_checked(
         self, phrase: Phrase, check: Checked[R], *, timeout: float, attempts: int, key: str | None = None
     ) -> R:
         reason: InvalidAnswer | None = None
+        tel = telemetry.current
+        if tel is not None:
+            key = key or f"q{self.asked + 1}"  # named as a 2026 round would name it
         for attempt in range(1, max(1, attempts) + 1):
             self.count()
+            params = phrase(reason)
+            if tel is not None:  # the question's events: put now, answered in this same request
+                put = signals.asked(tel, params, era=self.protocol_version, round_=attempt, key=key, origin="call")
             # elicit(), inlined: one frame fewer for every question waiting on a person
             try:
-                raw = await self.send_request(ELICIT, phrase(reason), timeout=timeout)
+                raw = await self.send_request(ELICIT, params, timeout=timeout)
             except RequestTimeout:
+                if tel is not None:
+                    self._unanswered(tel, params, attempt, key, put.started, "timeout")
                 raise ElicitationTimeout(f"no answer within {timeout:g}s; the question was withdrawn") from None
             except MCPError as exc:
+                if tel is not None:
+                    self._unanswered(tel, params, attempt, key, put.started, "error")
                 if exc.is_local:  # the connection went away: not the user's answer, let it through
                     raise
                 raise ElicitationFailed(exc) from None
             try:
-                return check(raw)
+                outcome = check(raw)
             except InvalidAnswer as exc:
+                if tel is not None:
+                    self._unanswered(tel, params, attempt, key, put.started, "invalid", raw)
                 logger.info("answer %d/%d rejected: %s", attempt, attempts, exc.reason)
                 if attempt >= attempts:
                     raise
                 reason = exc
+                continue
+            if tel is not None:
+                signals.answered(
+                    tel,
+                    params,
+                    raw,
+                    era=self.protocol_version,
+                    round_=attempt,
+                    key=key,
+                    origin="call",
+                    since=put.started,
+                )
+            return outcome
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _unanswered(
+        self, tel: OTel, params: JSON, attempt: int, key: str | None, since: float, why: str, raw: JSON | None = None
+    ) -> None:
+        signals.answered(
+            tel, params, raw, era=self.protocol_version, round_=attempt, key=key, origin="call", since=since, action=why
+        )
 
     async def url_finished(self, elicitation_id: str) -> bool:
         with contextlib.suppress(Exception):  # the person is done; a gone client must not fail the answer
@@ -329,7 +377,16 @@ class _HandshakeScope(RequestScope):
 
     def run(self, body: Coroutine[Any, Any, JSON], server: RoundMaker) -> Awaitable[JSON]:
         # Nothing to turn into a result: the body itself, so no frame of ours waits around it.
+        if telemetry.current is not None:
+            return self._counted(body)
         return body
+
+    async def _counted(self, body: Coroutine[Any, Any, JSON]) -> JSON:
+        """The body, then how many questions the call asked (one request: one round)."""
+        result = await body
+        if telemetry.current is not None:
+            signals.call_finished(telemetry.current, self.request.method, self.asked, 1)
+        return result
 
     def serve_2026_only(self, method: str) -> None:
         raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")
@@ -365,7 +422,24 @@ class _StatelessScope(RequestScope):
         return rounds.ask_all(self._round(), requests)
 
     def elicit(self, params: JSON, *, timeout: float, key: str | None = None) -> Awaitable[JSON]:
+        tel = telemetry.current
+        if tel is not None:
+            return self._elicit_signalled(tel, params, key)
         return rounds.ask(self._round(), ELICIT, params, key=key)
+
+    async def _elicit_signalled(self, tel: OTel, params: JSON, key: str | None) -> JSON:
+        """``elicit`` with its events: what ``rounds.ask`` does, telling telemetry as it goes."""
+        round_ = self._round()
+        key = key or round_.next_key()
+        found = round_.answer(key, ELICIT, params)
+        if found is None:
+            round_.need(key, ELICIT, params)
+            self._signal(tel, round_, key, params, None)
+            raise InputRequired(key)
+        round_.record(key, found)
+        if key in round_.responses:
+            self._signal(tel, round_, key, params, found)
+        return found
 
     async def elicit_checked(
         self, phrase: Phrase, check: Checked[R], *, timeout: float, attempts: int, key: str | None = None
@@ -375,17 +449,41 @@ class _StatelessScope(RequestScope):
         key = key or round_.next_key()
         params = phrase(None)
         raw = round_.answer(key, ELICIT, params)
+        tel = telemetry.current
         if raw is None:
             round_.need(key, ELICIT, params)
+            if tel is not None:
+                self._signal(tel, round_, key, params, None)
             raise InputRequired(key)
         try:
             outcome = check(raw)
         except InvalidAnswer as exc:  # asked again in the next round, with the reason
             logger.info("input %r rejected, asking again: %s", key, exc.reason)
-            round_.need(key, ELICIT, phrase(exc))
+            again = phrase(exc)
+            round_.need(key, ELICIT, again)
+            if tel is not None:
+                self._signal(tel, round_, key, params, raw, "invalid")
+                self._signal(tel, round_, key, again, None)
             raise InputRequired(key) from None
         round_.record(key, raw)
+        if tel is not None and key in round_.responses:  # fresh in this request (not replayed from the state)
+            self._signal(tel, round_, key, params, raw)
         return outcome
+
+    origin = "call"  # where a question comes from, on its events ("task" for a task's run)
+
+    def _signal(
+        self, tel: OTel, round_: Round, key: str, params: JSON, raw: JSON | None, action: str | None = None
+    ) -> None:
+        """A question put in this round (``raw`` None), or its answer taken from it."""
+        number = signals.round_number(round_.previous.round if round_.previous is not None else None)
+        era = self.protocol_version
+        if raw is None and action is None:
+            signals.asked(tel, params, era=era, round_=number, key=key, origin=self.origin, app=round_.app)
+        else:
+            signals.answered(
+                tel, params, raw, era=era, round_=number, key=key, origin=self.origin, app=round_.app, action=action
+            )
 
     def overdue(self, key: str, deadline: float) -> bool:
         """Nothing can be withdrawn on 2026 (the round already ended), so the deadline rides in
@@ -442,7 +540,8 @@ class _StatelessScope(RequestScope):
             body.close()  # never started: say so, rather than leave it to warn "never awaited"
             raise
         self.round = round_
-        return _settle(body, round_)  # plain, opening the round here: one frame around the body, not two
+        # plain, opening the round here: one frame around the body, not two
+        return _settle(body, round_, self.request.method)
 
     def serve_2026_only(self, method: str) -> None:
         return None
@@ -476,7 +575,7 @@ class _StatelessScope(RequestScope):
         return self.client.log_level
 
 
-async def _settle(body: Coroutine[Any, Any, JSON], round_: Round) -> JSON:
+async def _settle(body: Coroutine[Any, Any, JSON], round_: Round, method: str) -> JSON:
     """The body's result, or the round's when the body stopped at questions."""
     if isinstance(round_, InputRound) and round_.unclaimed is not None:  # single-use rounds on a shared store
         try:
@@ -485,11 +584,22 @@ async def _settle(body: Coroutine[Any, Any, JSON], round_: Round) -> JSON:
             body.close()
             raise
     try:
-        return await body
+        result = await body
     except BaseException as exc:
         if only_asking(exc):  # the questions end this round (never an error, never logged)
+            if telemetry.current is not None:
+                telemetry.current.call_round(_round_of(round_))
             return round_.result()
         raise
+    if telemetry.current is not None:  # the call is done: its questions and rounds
+        number = _round_of(round_)
+        telemetry.current.call_round(number)
+        signals.call_finished(telemetry.current, method, len(round_.used_answers()), number)
+    return result
+
+
+def _round_of(round_: Round) -> int:
+    return signals.round_number(round_.previous.round if round_.previous is not None else None)
 
 
 class TaskScope(_StatelessScope):
@@ -498,16 +608,26 @@ class TaskScope(_StatelessScope):
 
     __slots__ = ()
 
+    origin = "task"
+
     def __init__(self, request: IncomingRequest, session: ServerSession, round_: Round) -> None:
         super().__init__(request, session, Envelope(MODERN_2026, TASK_CLIENT_CAPABILITIES, {}))
         self.round = round_
 
     def run(self, body: Coroutine[Any, Any, JSON], server: RoundMaker) -> Awaitable[JSON]:
         assert self.round is not None  # made with its round
-        return _settle(body, self.round)
+        return _settle(body, self.round, self.request.method)
 
     def become_task(self, tasks: TaskSupport) -> None:
         return None  # already one
+
+    def _signal(
+        self, tel: OTel, round_: Round, key: str, params: JSON, raw: JSON | None, action: str | None = None
+    ) -> None:
+        """A task's answers are reported as they arrive (``tasks/update``, by the runner, which
+        knows when the task began to wait); a run only reports the questions it puts."""
+        if raw is None and action is None:
+            signals.asked(tel, params, era=self.protocol_version, round_=1, key=key, origin=self.origin)
 
     def became_task(self) -> Round | None:
         return None

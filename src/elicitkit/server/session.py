@@ -22,6 +22,7 @@ from elicitkit.protocol.modern import DISCOVER, Envelope, as_modern_error
 from elicitkit.runtime.contract import Send, StreamControl
 from elicitkit.runtime.peer import IncomingRequest, Peer
 from elicitkit.server.scope import legacy_scope, modern_scope
+from elicitkit.telemetry import hook as telemetry
 
 if TYPE_CHECKING:
     from elicitkit.server.lowlevel import LowLevelServer
@@ -122,6 +123,8 @@ class ServerSession:
         inbound = request.inbound
         if inbound is None:
             inbound = classify_request(request.method, request.params, stateless=self.stateless)
+        if telemetry.current is not None:
+            self._annotate(request, inbound)
         if inbound is not HANDSHAKE:
             if type(inbound) is Stateless:
                 assert inbound.envelope is not None  # requests always carry one
@@ -140,6 +143,11 @@ class ServerSession:
             self.client = Envelope(
                 handshake.protocol_version or "", handshake.client_capabilities, handshake.client_info
             )
+            if telemetry.current is not None:  # what this session's own requests (questions) are known by
+                known = {"mcp.protocol.version": handshake.protocol_version}
+                if self.streams is not None and self.streams.session_id:
+                    known["mcp.session.id"] = self.streams.session_id
+                self.peer.span_attributes = known
             return _ready(result)
         if method == PING:
             return _ready({})
@@ -148,6 +156,23 @@ class ServerSession:
         if handler is None:
             raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")
         return handler(legacy_scope(request, self))
+
+    def _annotate(self, request: IncomingRequest, inbound: object) -> None:
+        """What the server span learns from the session: its id, the protocol, the transport."""
+        assert telemetry.current is not None
+        streams = self.streams
+        envelope = inbound.envelope if type(inbound) is Stateless else None
+        version = envelope.protocol_version if envelope is not None else self.handshake.protocol_version
+        public = streams.public_id(request.id) if streams is not None else None
+        telemetry.current.annotate(
+            {
+                "mcp.session.id": (streams.session_id or None) if streams is not None else None,
+                "mcp.protocol.version": version or None,
+                "jsonrpc.request.id": str(public) if public is not None else None,
+                "network.transport": "tcp" if streams is not None else None,
+                "network.protocol.name": "http" if streams is not None else None,
+            }
+        )
 
     async def _serve_modern(self, request: IncomingRequest, envelope: Envelope, principal: str | None) -> JSON:
         """A 2026-07-28 request, already checked (:mod:`elicitkit.protocol.inbound`), served

@@ -24,7 +24,6 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
@@ -32,6 +31,8 @@ from elicitkit.client.responder import QuestionRefused
 from elicitkit.elicitation.fields import SECRET_PATTERNS, name_words
 from elicitkit.elicitation.requests import ElicitRequest, FormRequest, Origin, UrlRequest
 from elicitkit.elicitation.results import AcceptedElicitation, ElicitationResult
+from elicitkit.telemetry import hook as telemetry
+from elicitkit.telemetry.events import QuestionEvent
 
 logger = logging.getLogger("elicitkit.client.handlers.policy")
 
@@ -215,30 +216,34 @@ class Policy:
     def _record(
         self, request: ElicitRequest, action: str, started: float, *, reason: str | None = None, answer: Any = None
     ) -> None:
-        if self.audit is None:
+        """One :class:`QuestionEvent`, to the audit log and (when on) the OTel logs and span: one model."""
+        tel = telemetry.current
+        if self.audit is None and tel is None:
             return
         origin = request.origin
-        entry: dict[str, Any] = {
-            "time": datetime.fromtimestamp(started, UTC).isoformat(timespec="milliseconds"),
-            "server": origin.name if origin else None,
-            "serverLocation": origin.location if origin else None,
-            "mode": request.mode.value,
-            "message": request.message,
-        }
-        if isinstance(request, FormRequest):
-            entry["fields"] = list(request.requested_schema.get("properties", {}))
-        elif isinstance(request, UrlRequest):
-            entry["url"] = request.url
-        entry["action"] = action
-        if reason is not None:
-            entry["reason"] = reason
-        entry["seconds"] = round(time.time() - started, 3)
-        if self.audit.include_answers and action == "accept":
-            content = answer.content if isinstance(answer, AcceptedElicitation) else None
-            if isinstance(answer, dict):
-                content = answer.get("content")
-            entry["content"] = content
-        self.audit.record(entry)
+        content = answer.content if isinstance(answer, AcceptedElicitation) else None
+        if isinstance(answer, dict):
+            content = answer.get("content")
+        event = QuestionEvent(
+            side="client",
+            mode=request.mode.value,
+            started=started,
+            action=action,
+            seconds=time.time() - started,
+            field_names=list(request.requested_schema.get("properties", {}))
+            if isinstance(request, FormRequest)
+            else [],
+            message=request.message,
+            url=request.url if isinstance(request, UrlRequest) else None,
+            content=content,
+            server=origin.name if origin else None,
+            server_location=origin.location if origin else None,
+            reason=reason,
+        )
+        if self.audit is not None:
+            self.audit.record(event.audit_entry(include_answers=self.audit.include_answers))
+        if tel is not None:
+            tel.question(event)
 
 
 def _action_of(answer: Any) -> str:

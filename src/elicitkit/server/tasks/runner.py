@@ -22,18 +22,25 @@ See docs/decisions/tasks.md.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from elicitkit.protocol import tasks as wire
 from elicitkit.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, MCPError
+from elicitkit.protocol.versions import MODERN_2026
 from elicitkit.runtime.stopping import stop_tasks
+from elicitkit.server import signals
 from elicitkit.server.tasks.store import OpenRequest, RecordedAnswer, TaskRecord, TaskStore
+from elicitkit.telemetry import hook as telemetry
+
+if TYPE_CHECKING:
+    from elicitkit.telemetry.otel import OTel
 
 logger = logging.getLogger("elicitkit.tasks")
 
@@ -242,6 +249,8 @@ class TaskRunner:
             stored = await self.store.replace(changed, expected_version=record.version)
             if stored is None:
                 continue  # someone else wrote first: read again, the keys may be gone
+            if telemetry.current is not None:
+                _report_answers(telemetry.current, record, responses, stored)
             self._changed(stored)
             if stored.status == wire.WORKING:
                 self._spawn(stored.task_id)
@@ -442,14 +451,17 @@ class TaskRunner:
         async def run_body() -> Outcome:
             return await run_once(record.tool, record.arguments, record.answers)
 
-        body = asyncio.get_running_loop().create_task(run_body(), name=f"elicitkit-task-body-{task_id}")
-        try:
-            outcome = await self._await_with_heartbeat(task_id, body)
-        except asyncio.CancelledError:
-            await stop_tasks([body])
-            raise
-        if outcome is not None:
-            await self._commit(task_id, outcome)
+        tel = telemetry.current
+        run = tel.task_run(record.tool, task_id) if tel is not None else contextlib.nullcontext()
+        with run:  # a span of its own: the run outlives the request that started it
+            body = asyncio.get_running_loop().create_task(run_body(), name=f"elicitkit-task-body-{task_id}")
+            try:
+                outcome = await self._await_with_heartbeat(task_id, body)
+            except asyncio.CancelledError:
+                await stop_tasks([body])
+                raise
+            if outcome is not None:
+                await self._commit(task_id, outcome)
 
     async def _await_with_heartbeat(self, task_id: str, body: asyncio.Task[Outcome]) -> Outcome | None:
         """The body's outcome, renewing the lease meanwhile; None if the task was taken from us."""
@@ -491,6 +503,8 @@ class TaskRunner:
             settled = self._settle(record, outcome)
             stored = await self.store.replace(settled, expected_version=record.version)
             if stored is not None:
+                if telemetry.current is not None and stored.status == wire.INPUT_REQUIRED:
+                    telemetry.current.task_waiting(1)
                 self._changed(stored)
                 return
 
@@ -593,3 +607,25 @@ def _check_ms(name: str, value: int | None) -> None:
 
 def _lapsed(record: TaskRecord, now: float) -> bool:
     return record.lease_expires_at is None or record.lease_expires_at <= now
+
+
+def _report_answers(tel: OTel, before: TaskRecord, responses: Mapping[str, dict[str, Any]], after: TaskRecord) -> None:
+    """Answers a ``tasks/update`` stored: each one's event, timed from when the task last changed
+    (it began to wait, or took an earlier answer), on any instance and after a restart alike."""
+    for wire_key, response in responses.items():
+        question = before.open_requests.get(wire_key)
+        if question is None:
+            continue
+        params = question.request.get("params")
+        signals.answered(
+            tel,
+            params if isinstance(params, dict) else {},
+            response,
+            era=MODERN_2026,
+            round_=None,
+            key=question.key,
+            origin="task",
+            since=before.updated_at,
+        )
+    if after.status == wire.WORKING:
+        tel.task_waiting(-1)

@@ -36,6 +36,7 @@ from elicitkit.backplane.base import ATTACHED, DETACH, END, EVENT, FINAL, REJECT
 from elicitkit.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, MCPError
 from elicitkit.protocol.inbound import HANDSHAKE
 from elicitkit.protocol.jsonrpc import JSON, ErrorResponse, RequestId, encode
+from elicitkit.telemetry import hook as telemetry
 from elicitkit.transports.http.sessions import HTTPSession, SessionTable
 from elicitkit.transports.http.streams import Stream
 
@@ -411,6 +412,9 @@ class Fleet:
             instance = self.backplane.instance_id
             stream = Stream(f"{instance}.{next(self._keys)}", request_id)
             await relay.follow(stream, direct=True)  # its events come on this instance's reply channel
+            tel = telemetry.current
+            if tel is not None:  # a hop of its own; its context rides in the request's params._meta
+                span, body = tel.relay_start("request", body)
             try:
                 message = {
                     "k": "req",
@@ -423,7 +427,11 @@ class Fleet:
                 sent = await self.backplane.send(owner, message)
             except BaseException:
                 relay.drop_stream(stream)
+                if tel is not None:
+                    tel.relay_end(span, 503)
                 raise
+            if tel is not None:
+                tel.relay_end(span, None if sent else 404)
         except Exception as exc:
             logger.warning("could not relay a request for session %s: %s", session_id[:8], exc)
             return 503
@@ -439,7 +447,12 @@ class Fleet:
             owner = await self._owner(session_id)
             if owner is None:
                 return 404
+            tel = telemetry.current
+            if tel is not None:
+                span, body = tel.relay_start("message", body)
             sent = await self.backplane.send(owner, {"k": "feed", "sid": session_id, "body": body, "who": who})
+            if tel is not None:
+                tel.relay_end(span, None if sent else 404)
         except Exception as exc:
             logger.warning("could not relay a message for session %s: %s", session_id[:8], exc)
             return 503
