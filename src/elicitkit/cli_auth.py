@@ -164,14 +164,19 @@ async def _entries(store: TokenStore, server: str | None) -> list[tuple[str, dic
 # ------------------------------------------------------------------------------ the commands
 
 
-async def _login(server: str, no_browser: bool, timeout: float) -> int:
+async def _login(server: str, no_browser: bool, timeout: float, as_json: bool) -> int:
     from elicitkit.auth import LoopbackAuthorizer, OAuth, default_token_store
 
     store = default_token_store()
+    # The address to open goes to stderr either way, so --json keeps stdout to the one document.
     oauth = OAuth(store=store, authorizer=LoopbackAuthorizer(open_browser=not no_browser), timeout=timeout)
     await oauth.login(server, force=True)  # kept tokens are replaced only once this succeeds
+    entries = [entry for _, entry in await _entries(store, server)]
+    if as_json:
+        click.echo(json.dumps({"signed_in": entries}, indent=2))
+        return 0
     click.echo("Signed in.")
-    for _, entry in await _entries(store, server):
+    for entry in entries:
         click.echo(_show(entry))
     return 0
 
@@ -193,13 +198,17 @@ async def _status(server: str | None, as_json: bool) -> int:
     return 0
 
 
-async def _logout(server: str) -> int:
+async def _logout(server: str, as_json: bool) -> int:
     from elicitkit.auth import default_token_store
 
     store = default_token_store()
     entries = await _entries(store, server)
     for key, _ in entries:
         await store.delete(key)
+    if as_json:
+        forgot = [{"server": entry["server"], "issuer": entry["issuer"]} for _, entry in entries]
+        click.echo(json.dumps({"server": server, "forgot": forgot}, indent=2))
+        return 0
     if not entries:
         click.echo(f"Not signed in to {server}: nothing to forget.")
         return 0
@@ -208,14 +217,13 @@ async def _logout(server: str) -> int:
     return 0
 
 
-def _run(fn: Any, *args: Any) -> int:
+def _run(fn: Any, *args: Any, as_json: bool = False) -> int:
     try:
         code: int = anyio.run(fn, *args)
-    except AuthError as exc:  # its message says what was wrong and what to do, and holds no secret
+    except (AuthError, OSError) as exc:  # an AuthError's message says what to do and holds no secret
         click.echo(f"error: {exc}", err=True)
-        return 2
-    except OSError as exc:
-        click.echo(f"error: {exc}", err=True)
+        if as_json:  # a script reads the failure from stdout too, as from every other subcommand
+            click.echo(json.dumps({"error": str(exc), "exitCode": 2}, ensure_ascii=False))
         return 2
     return code
 
@@ -241,9 +249,10 @@ def auth() -> None:
 @click.argument("server_url")
 @click.option("--no-browser", is_flag=True, help=NO_BROWSER_HELP)
 @click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds per request.")
-def login(server_url: str, no_browser: bool, timeout: float) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print what is now kept (never a token) as JSON.")
+def login(server_url: str, no_browser: bool, timeout: float, as_json: bool) -> None:
     """Sign in to SERVER_URL now (a fresh sign-in, replacing any kept tokens once it succeeds)."""
-    sys.exit(_run(_login, _url(server_url), no_browser, timeout))
+    sys.exit(_run(_login, _url(server_url), no_browser, timeout, as_json, as_json=as_json))
 
 
 @auth.command()
@@ -254,11 +263,12 @@ def status(server_url: str | None, as_json: bool) -> None:
 
     Exit status 0 when signed in, 1 when not.
     """
-    sys.exit(_run(_status, _url(server_url) if server_url else None, as_json))
+    sys.exit(_run(_status, _url(server_url) if server_url else None, as_json, as_json=as_json))
 
 
 @auth.command()
 @click.argument("server_url")
-def logout(server_url: str) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print which token sets were forgotten as JSON.")
+def logout(server_url: str, as_json: bool) -> None:
     """Forget the tokens kept for SERVER_URL."""
-    sys.exit(_run(_logout, _url(server_url)))
+    sys.exit(_run(_logout, _url(server_url), as_json, as_json=as_json))

@@ -181,3 +181,22 @@ def test_call_gets_oauth_for_urls_only_and_picks_the_store_on_first_use(
 
     assert token_key(SERVER, ISSUER) in anyio.run(first_use)
     assert chosen == ["store"]
+
+
+def test_logout_json_names_what_was_forgotten_and_no_secret(store: FileTokenStore) -> None:
+    code, out = run("auth", "logout", SERVER, "--json")
+    assert code == 0, out
+    assert json.loads(out) == {"server": SERVER, "forgot": [{"server": SERVER, "issuer": ISSUER}]}
+    assert not any(secret in out for secret in SECRETS)
+    code, out = run("auth", "logout", SERVER, "--json")
+    assert code == 0 and json.loads(out)["forgot"] == []
+
+
+def test_login_json_reports_a_failure_as_json_on_stdout(store: FileTokenStore) -> None:
+    # Nothing listens on port 9 of loopback: the sign-in cannot start, and a script gets the error as JSON.
+    result = CliRunner().invoke(
+        main, ["auth", "login", "http://127.0.0.1:9/mcp", "--no-browser", "--timeout", "5", "--json"]
+    )
+    assert result.exit_code == 2
+    document = json.loads(result.stdout)
+    assert document["exitCode"] == 2 and "127.0.0.1:9" in document["error"]
