@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from aiohttp import web
 
@@ -43,6 +43,7 @@ class Fake:
     # records
     tokens: dict[str, list[str]] = field(default_factory=dict)  # valid access token -> scopes
     refresh_tokens: set[str] = field(default_factory=set)
+    refresh_clients: dict[str, str | None] = field(default_factory=dict)  # refresh token -> its client_id
     token_requests: list[dict[str, str]] = field(default_factory=list)
     registrations: list[dict[str, Any]] = field(default_factory=list)
     mcp_auth: list[str | None] = field(default_factory=list)
@@ -57,12 +58,13 @@ class Fake:
     def issuer(self) -> str:
         return self.base
 
-    def issue(self, scopes: list[str]) -> dict[str, Any]:
+    def issue(self, scopes: list[str], client_id: str | None = None) -> dict[str, Any]:
         self.counter += 1
         access, refresh = f"at-SECRET-{self.counter}", f"rt-SECRET-{self.counter}"
         scopes = [s for s in scopes if s not in self.withheld]
         self.tokens[access] = scopes
         self.refresh_tokens.add(refresh)
+        self.refresh_clients[refresh] = client_id
         body: dict[str, Any] = {"access_token": access, "token_type": "Bearer", "expires_in": self.expires_in}
         body["refresh_token"] = refresh
         if scopes:
@@ -99,6 +101,15 @@ def _mcp_result(body: dict[str, Any]) -> dict[str, Any] | None:
     if method == "tools/call":
         return {"resultType": "complete", "content": [{"type": "text", "text": "ok"}]}
     return {}
+
+
+def _client_id(request: web.Request, form: Mapping[str, Any]) -> str | None:
+    """The client of a token request: HTTP Basic (client_secret_basic), else the form's client_id."""
+    basic = request.headers.get("Authorization", "")
+    if basic.startswith("Basic "):
+        return unquote(base64.b64decode(basic[6:]).decode().split(":", 1)[0])
+    value = form.get("client_id")
+    return str(value) if value is not None else None
 
 
 @asynccontextmanager
@@ -179,19 +190,22 @@ async def fake_server(keepalive_timeout: float = 75.0) -> AsyncIterator[Fake]:
         if fake.token_mode == "error":
             return web.json_response({"error": "invalid_client", "error_description": "unknown client"}, status=401)
         grant = form.get("grant_type")
+        client_id = _client_id(request, form)
         if grant == "authorization_code":
             verifier = str(form.get("code_verifier", ""))
             digest = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
             if form.get("code") != CODE or digest != fake.pkce.get("challenge"):
                 return web.json_response({"error": "invalid_grant"}, status=400)
             scopes = str(form.get("scope") or fake.pkce.get("scope", "")).split()
-            return web.json_response(fake.issue(scopes))
+            return web.json_response(fake.issue(scopes, client_id))
         if grant == "refresh_token":
             old = str(form.get("refresh_token"))
             if fake.refresh_mode == "refuse" or old not in fake.refresh_tokens:
                 return web.json_response({"error": "invalid_grant", "error_description": "refresh revoked"}, status=400)
+            if fake.refresh_clients.get(old) != client_id:  # bound to its client (RFC 6749 section 6)
+                return web.json_response({"error": "invalid_grant", "error_description": "another client"}, status=400)
             fake.refresh_tokens.discard(old)  # rotation: each refresh token works once
-            return web.json_response(fake.issue([]))
+            return web.json_response(fake.issue([], client_id))
         return web.json_response({"error": "unsupported_grant_type"}, status=400)
 
     app = web.Application()

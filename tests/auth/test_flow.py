@@ -29,6 +29,7 @@ from elicitkit.auth import (
     StaticToken,
     TokenEndpointError,
     WorkloadIdentity,
+    client_key,
     token_key,
 )
 
@@ -214,6 +215,50 @@ async def test_pre_registered_client_uses_basic_and_skips_registration() -> None
         assert repr(auth).count("SECRET") == 0
 
 
+async def test_a_new_loopback_port_reuses_the_registration() -> None:
+    """Each sign-in's loopback listener has a new port; the registration kept for the issuer still serves."""
+    store = MemoryTokenStore()
+    async with fake_server() as fake:
+        first = FakeConsent(fake)
+        first.redirect_uri = "http://127.0.0.1:50001/callback"
+        await OAuth(store=store, authorizer=first).login(fake.mcp_url)
+        second = FakeConsent(fake)
+        second.redirect_uri = "http://127.0.0.1:50002/callback"
+        await OAuth(store=store, authorizer=second).login(fake.mcp_url, force=True)
+        assert len(fake.registrations) == 1
+        assert second.query()["client_id"] == first.query()["client_id"] == "client-1"
+        assert second.query()["redirect_uri"] == "http://127.0.0.1:50002/callback"  # the port in use now
+        third = FakeConsent(fake)
+        third.redirect_uri = "https://app.example/callback"  # not loopback: the exact URI must be registered
+        await OAuth(store=store, authorizer=third).login(fake.mcp_url, force=True)
+        assert len(fake.registrations) == 2 and third.query()["client_id"] == "client-2"
+
+
+async def test_refresh_goes_as_the_client_the_token_was_issued_to() -> None:
+    """A registration replaced meanwhile (another server, another redirect) does not strand kept tokens."""
+    store = MemoryTokenStore()
+    async with fake_server() as fake:
+        await OAuth(store=store, authorizer=FakeConsent(fake)).login(fake.mcp_url)
+        key = token_key(fake.mcp_url, fake.issuer)
+        kept = await store.load(key)
+        assert kept is not None
+        # another sign-in at the same issuer registered another client and kept it for the issuer
+        await store.save(
+            client_key(fake.issuer),
+            {"client_id": "client-other", "token_endpoint_auth_method": "none", "redirect_uris": ["https://x/cb"]},
+        )
+        await store.save(key, {**kept, "expires_at": time.time() - 1})  # the kept token has expired
+        consent = FakeConsent(fake)
+        async with _client(fake, OAuth(store=store, authorizer=consent)) as client:
+            await client.call_tool("echo", {})
+        assert consent.urls == []  # refreshed silently: no person
+        [refresh] = [r for r in fake.token_requests if r["grant_type"] == "refresh_token"]
+        assert refresh["client_id"] == "client-1"
+        renewed = await store.load(key)
+        assert renewed is not None and renewed["refresh_token"] != kept["refresh_token"]
+        assert kept["client"] == renewed["client"] == {"client_id": "client-1", "token_endpoint_auth_method": "none"}
+
+
 # -- bad input: each a clear AuthError, nothing secret in it -------------------------------------
 
 
@@ -335,10 +380,13 @@ async def test_static_token_is_sent_and_a_401_is_final() -> None:
         assert fake.mcp_auth[0] == "Bearer given-SECRET"
         assert "SECRET" not in repr(StaticToken("x-SECRET"))
         fake.revoke_all()
+        sent_before = len(fake.mcp_auth)
         with pytest.raises(Exception) as caught:
             async with _client(fake, StaticToken("given-SECRET")) as client:
                 await client.list_tools()
-        assert "refused our authorization (HTTP 401)" in str(caught.value)
+        assert len(fake.mcp_auth) == sent_before + 1  # refused once, not sent again
+        assert "refused our authorization (HTTP 401): the credentials are not accepted" in str(caught.value)
+        assert "tries" not in str(caught.value)  # no retry happened: no try count to report
         _no_secret(str(caught.value))
 
 

@@ -4,7 +4,9 @@ The protected elicitkit server (``protected_server.py``) takes only oidc-provide
 first connection signs in (discovery, dynamic registration, PKCE, consent in headless
 Chromium through the loopback redirect); a second OAuth with the same file store connects with
 the kept token and no browser; once the token nears its end, the next request refreshes it
-(rotated) without a browser.
+(rotated) without a browser. Two servers behind the one provider share one registered client
+(each sign-in's loopback port differs), and each kept token refreshes as the client it was
+issued to.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 import anyio
 import pytest
@@ -38,11 +41,21 @@ def provider() -> Iterator[AuthorizationServer]:
         yield server
 
 
-@pytest.fixture(scope="module")
-def protected(provider: AuthorizationServer) -> Iterator[str]:
+def _serve(provider: AuthorizationServer) -> Iterator[str]:
     argv = lambda port: [sys.executable, str(PROTECTED), str(port), provider.issuer]  # noqa: E731
     with serve_on_free_port(argv, "protected_server.py") as (port, _proc, _log):
         yield f"http://127.0.0.1:{port}/mcp"
+
+
+@pytest.fixture(scope="module")
+def protected(provider: AuthorizationServer) -> Iterator[str]:
+    yield from _serve(provider)
+
+
+@pytest.fixture(scope="module")
+def protected_too(provider: AuthorizationServer) -> Iterator[str]:
+    """A second protected server behind the same authorization server."""
+    yield from _serve(provider)
 
 
 @pytest.fixture(scope="module")
@@ -90,3 +103,32 @@ async def test_sign_in_then_reuse_then_refresh(
     assert renewed["refresh_token"] != kept["refresh_token"]  # rotated
     seen = stats(protected)["seen"]
     assert seen["ok"] >= 3 and seen.get("invalid", 0) == 0
+
+
+async def test_two_servers_share_one_client_and_each_token_refreshes_as_its_own(
+    provider: AuthorizationServer, protected: str, protected_too: str, browser: Any, tmp_path: Path
+) -> None:
+    store = FileTokenStore(tmp_path / "tokens.json")
+    first, second = ChromiumAuthorizer(browser), ChromiumAuthorizer(browser)
+    async with Client(protected, auth=OAuth(store=store, authorizer=first)) as client:
+        await client.call_tool("whoami", {})
+    async with Client(protected_too, auth=OAuth(store=store, authorizer=second)) as client:
+        await client.call_tool("whoami", {})
+    assert len(first.opened) == len(second.opened) == 1
+    asked = [dict(parse_qsl(urlsplit(url).query)) for url in (*first.opened, *second.opened)]
+    # each sign-in had its own loopback port; the one registration served both (oidc-provider
+    # accepts a native client's loopback redirect on any port, RFC 8252 section 7.3)
+    assert asked[0]["client_id"] == asked[1]["client_id"]
+
+    # the first server's token has expired, as far as the client knows: a new program refreshes
+    # it as the client it was issued to, with no browser
+    key = token_key(protected, provider.issuer)
+    kept = await store.load(key)
+    assert kept is not None and kept["client"]["client_id"] == asked[0]["client_id"]
+    await store.save(key, {**kept, "expires_at": time.time() - 1})
+    third = ChromiumAuthorizer(browser)
+    async with Client(protected, auth=OAuth(store=store, authorizer=third)) as client:
+        await client.call_tool("whoami", {})
+    assert third.opened == []
+    renewed = await store.load(key)
+    assert renewed is not None and renewed["refresh_token"] != kept["refresh_token"]

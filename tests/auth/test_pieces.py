@@ -16,7 +16,7 @@ from elicitkit.auth.base import client_key
 from elicitkit.auth.challenge import parse_challenges
 from elicitkit.auth.discovery import as_metadata_urls, check_resource, prm_urls
 from elicitkit.auth.jose import DPoPKey, client_assertion, load_signing_key
-from elicitkit.auth.oauth import pkce_pair
+from elicitkit.auth.oauth import pkce_pair, redirect_matches
 from elicitkit.auth.tokens import ClientIdentity
 
 
@@ -60,6 +60,27 @@ def test_challenges() -> None:
     assert bearer.scopes == ["a", "b"]
     assert parse_challenges("Basic abc==, Bearer")[1].scheme == "bearer"
     assert parse_challenges('Bearer realm="unterminated') == [parse_challenges("Bearer")[0]]
+
+
+@pytest.mark.parametrize(
+    ("registered", "redirect", "matches"),
+    [
+        ("http://127.0.0.1:50001/callback", "http://127.0.0.1:50001/callback", True),
+        ("http://127.0.0.1:50001/callback", "http://127.0.0.1:60002/callback", True),  # RFC 8252 7.3
+        ("http://127.0.0.1/callback", "http://127.0.0.1:60002/callback", True),
+        ("http://[::1]:1/callback", "http://[::1]:2/callback", True),
+        ("http://localhost:1/callback", "http://localhost:2/callback", True),
+        ("http://127.0.0.1:1/callback", "http://localhost:1/callback", False),  # another host
+        ("http://127.0.0.1:1/callback", "http://127.0.0.1:2/other", False),  # another path
+        ("http://127.0.0.1:1/callback?a=1", "http://127.0.0.1:2/callback?a=2", False),
+        ("https://app.example:1/callback", "https://app.example:2/callback", False),  # not loopback
+        ("http://app.example:1/callback", "http://app.example:2/callback", False),
+        ("https://127.0.0.1:1/callback", "https://127.0.0.1:2/callback", False),  # only http loopback
+        ("http://127.0.0.1:99999999/callback", "http://127.0.0.1:1/callback", False),  # malformed port
+    ],
+)
+def test_a_loopback_redirect_matches_on_any_port(registered: str, redirect: str, matches: bool) -> None:
+    assert redirect_matches(registered, redirect) is matches
 
 
 def test_pkce_s256() -> None:

@@ -74,14 +74,19 @@ async def test_defect_13_http_error_with_null_id_fails_the_request_at_once() -> 
     assert (caught.value.code, caught.value.message) == (-32603, "boom")
 
 
-def _sessions(refuse_second: bool = False) -> tuple[Any, list[str]]:
-    """A server whose session s1 serves one request and is then forgotten; a new initialize gets s2."""
+def _sessions(refuse_second: bool = False, *, refusals: int | None = None) -> tuple[Any, list[str]]:
+    """A server whose session s1 serves one request and is then forgotten; a new initialize gets s2.
+
+    ``refuse_second``: every initialize after the first is refused; ``refusals``: only that many.
+    """
     given: list[str] = []
     served: dict[str | None, int] = {}
+    refused = [0]
 
     def answer(body: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any] | tuple[int, Any, dict[str, str]]:
         if body["method"] == "initialize":
-            if given and refuse_second:
+            if given and (refuse_second or (refusals is not None and refused[0] < refusals)):
+                refused[0] += 1
                 return 503, {"jsonrpc": "2.0", "id": body["id"], "error": {"code": -32603, "message": "full"}}
             given.append(f"s{len(given) + 1}")
             return (*ok(body, LEGACY_INIT), {"mcp-session-id": given[-1]})
@@ -122,6 +127,20 @@ async def test_defect_13_http_404_when_a_new_session_is_refused_is_a_clear_error
         assert time.monotonic() - started < 3
     assert isinstance(caught.value, ConnectionClosed)
     assert "ended our session and refused a new one" in caught.value.message
+
+
+async def test_a_session_that_could_not_be_renewed_is_renewed_by_the_next_request() -> None:
+    """Seen in the fleet's Redis-restart test: the new session was refused while Redis was down, and
+    every later request went out with no session at all ("missing Mcp-Session-Id") for good."""
+    answer, given = _sessions(refusals=1)
+    async with scripted_server(answer, session_header=False) as server, Client(server.url, timeout=10) as client:
+        await client.request("tools/list")
+        with pytest.raises(SessionExpired):
+            await client.call_tool("t", {})  # s1 forgotten, and the first new session refused
+        result = await client.call_tool("t", {})
+        assert result.text == "tools/call in s2"
+    assert given == ["s1", "s2"]
+    assert [c.headers.get("mcp-session-id") for c in server.posts("tools/call")] == ["s1", "s2"]
 
 
 # ----------------------------------------------------------------------------- 14

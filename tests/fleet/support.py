@@ -14,7 +14,7 @@ from typing import IO
 import redis
 
 from kit.fleet import Balancer, RedisServer, redis_server, round_robin
-from kit.processes import free_port, serve_on_free_port
+from kit.processes import free_port, serve_several_on_free_ports
 
 APP = Path(__file__).with_name("app.py")
 FLEET_KEY = "fleet-tests-shared-secret"
@@ -72,21 +72,26 @@ def fleet(*, sse: bool = False, size: int = 3, app: Path = APP) -> Iterator[Flee
     """
     balancer_port = free_port()
     with redis_server() as rs, contextlib.ExitStack() as stack:
-        instances: dict[str, Instance] = {}
-        for index in range(size):
-            name = f"i{index}"
-            env = {
-                **os.environ,
-                "ELICITKIT_REDIS_URL": rs.url,
-                "ELICITKIT_FLEET_KEY": FLEET_KEY,
-                "FLEET_INSTANCE": name,
-                "FLEET_HEARTBEAT": "0.3",
-                "FLEET_PUBLIC_URL": f"http://127.0.0.1:{balancer_port}/mcp",
-            }
-            extra = ["--sse"] if sse else []
-            port, proc, log = stack.enter_context(
-                serve_on_free_port(lambda p, extra=extra: [sys.executable, str(app), str(p), *extra], name, env=env)
+        extra = ["--sse"] if sse else []
+        names = [f"i{index}" for index in range(size)]
+        starts = [
+            (
+                lambda p: [sys.executable, str(app), str(p), *extra],
+                name,
+                {
+                    **os.environ,
+                    "ELICITKIT_REDIS_URL": rs.url,
+                    "ELICITKIT_FLEET_KEY": FLEET_KEY,
+                    "FLEET_INSTANCE": name,
+                    "FLEET_HEARTBEAT": "0.3",
+                    "FLEET_PUBLIC_URL": f"http://127.0.0.1:{balancer_port}/mcp",
+                },
             )
-            instances[name] = Instance(name, port, proc, log)
+            for name in names
+        ]
+        served = stack.enter_context(serve_several_on_free_ports(starts))  # side by side: their imports overlap
+        instances = {
+            name: Instance(name, port, proc, log) for name, (port, proc, log) in zip(names, served, strict=True)
+        }
         balancer = stack.enter_context(round_robin([i.port for i in instances.values()], port=balancer_port))
         yield Fleet(rs, balancer, instances)

@@ -12,7 +12,8 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from pathlib import Path
 from typing import IO
@@ -79,6 +80,7 @@ def serve_on_free_port(
     *,
     cwd: Path | None = None,
     env: dict[str, str] | None = None,
+    startup_timeout: float = STARTUP_TIMEOUT,
 ) -> Iterator[tuple[int, subprocess.Popen[bytes], IO[bytes]]]:
     """Run ``argv_for_port(port)`` on a free port; yield (port, process, log) once it accepts connections.
 
@@ -91,7 +93,7 @@ def serve_on_free_port(
                 argv_for_port(port), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
             )
             try:
-                deadline = time.monotonic() + STARTUP_TIMEOUT
+                deadline = time.monotonic() + startup_timeout
                 while proc.poll() is None and time.monotonic() < deadline and not accepts_connections(port):
                     time.sleep(0.05)
                 if proc.poll() is not None:
@@ -105,6 +107,41 @@ def serve_on_free_port(
         log.seek(0)
         output = log.read().decode(errors="replace")
     pytest.fail(f"{name} did not start serving HTTP; its output:\n{output[-4000:]}")
+
+
+@contextlib.contextmanager
+def serve_several_on_free_ports(
+    starts: Sequence[tuple[Callable[[int], list[str]], str, dict[str, str] | None]],
+) -> Iterator[list[tuple[int, subprocess.Popen[bytes], IO[bytes]]]]:
+    """:func:`serve_on_free_port` for each ``(argv_for_port, name, env)``, started side by side (their
+    imports overlap: a fleet comes up in about the time of its slowest instance, not their sum).
+
+    Each gets the patience of all of them started one after another: on a loaded machine they
+    share the same cores, and starting side by side must not make one give up sooner.
+    """
+    patience = STARTUP_TIMEOUT * max(1, len(starts))
+    managers = [serve_on_free_port(argv, name, env=env, startup_timeout=patience) for argv, name, env in starts]
+    with contextlib.ExitStack() as stack:
+        with ThreadPoolExecutor(max(1, len(managers))) as pool:
+            entering = [pool.submit(manager.__enter__) for manager in managers]
+        served, failure = [], None
+        for manager, started in zip(managers, entering, strict=True):
+            try:
+                served.append(started.result())
+            except BaseException as exc:  # pytest.fail's outcome too; the others are stopped on the way out
+                failure = failure or exc
+            else:
+                stack.push(manager.__exit__)
+        if failure is not None:
+            raise failure
+        stack.callback(_terminate_all, [proc for _, proc, _ in served])  # runs first: they shut down side by side
+        yield served
+
+
+def _terminate_all(procs: list[subprocess.Popen[bytes]]) -> None:
+    for proc in procs:
+        if proc.poll() is None:
+            proc.terminate()
 
 
 def start_announcing(argv: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:

@@ -23,7 +23,8 @@ SUB_ID = "io.modelcontextprotocol/subscriptionId"
 EXT = meta(caps={"extensions": {EXTENSION_ID: {}}})
 
 
-def build() -> Server:
+def build(release: anyio.Event | None = None) -> Server:
+    """``release``: what ``quick`` waits for before finishing (so a listener is open by then)."""
     server = Server("listen-test", task_store=InMemoryTaskStore())
 
     @server.tool()
@@ -38,6 +39,8 @@ def build() -> Server:
 
     @server.tool(task="optional")
     async def quick() -> str:
+        if release is not None:
+            await release.wait()
         await anyio.sleep(0.2)
         return "done"
 
@@ -99,7 +102,8 @@ async def test_listen_acks_filters_tags_and_cleans_up() -> None:
 
 
 async def test_task_status_notifications_for_the_callers_tasks() -> None:
-    server = build()
+    release = anyio.Event()  # the task finishes only once the stream is open: a slow machine opens it late
+    server = build(release)
     async with serve_http_background(server, port=0) as handle:
         client = Modern(http_wire_for(handle.url))
         task_id = (await client.call("quick", envelope=EXT)).result["taskId"]
@@ -107,6 +111,7 @@ async def test_task_status_notifications_for_the_callers_tasks() -> None:
         with anyio.fail_after(10):
             async for frame in frames(handle.url, {"taskIds": [task_id, "not-a-task"]}, EXT, 2):
                 statuses.append(frame)
+                release.set()  # after the acknowledgement: the stream watches the task
         assert statuses[0]["params"]["notifications"] == {"taskIds": [task_id]}  # only what exists
         assert statuses[1]["method"] == "notifications/tasks"
         assert statuses[1]["params"]["taskId"] == task_id and statuses[1]["params"]["status"] == "completed"

@@ -102,7 +102,8 @@ class ClientCredentials(_Silent):
         form = {"grant_type": "client_credentials", "resource": target.resource_id}
         if scopes:
             form["scope"] = " ".join(scopes)
-        await self._keep(await self._token_request(form, self._client_identity()), scopes)
+        client = self._client_identity()
+        await self._keep(await self._token_request(form, client), client, scopes)
 
 
 class EnterpriseManaged(_Silent):
@@ -165,7 +166,8 @@ class EnterpriseManaged(_Silent):
         form = {"grant_type": JWT_BEARER, "assertion": grant.access_token, "resource": target.resource_id}
         if scopes:
             form["scope"] = " ".join(scopes)
-        await self._keep(await self._token_request(form, self._client_identity()), scopes)
+        client = self._client_identity()
+        await self._keep(await self._token_request(form, client), client, scopes)
 
 
 class WorkloadIdentity(_Silent):
@@ -197,4 +199,5 @@ class WorkloadIdentity(_Silent):
         form = {"grant_type": JWT_BEARER, "assertion": await _resolve(self.assertion), "resource": target.resource_id}
         if scopes:
             form["scope"] = " ".join(scopes)
-        await self._keep(await self._token_request(form, self._client_identity()), scopes)
+        client = self._client_identity()
+        await self._keep(await self._token_request(form, client), client, scopes)

@@ -31,10 +31,10 @@ from elicitkit.auth.errors import (
 )
 from elicitkit.auth.http import Fetcher, is_loopback
 from elicitkit.auth.provider import Target, TokenAuth
-from elicitkit.auth.tokens import ClientIdentity, TokenSet
+from elicitkit.auth.tokens import ClientIdentity
 from elicitkit.errors import AuthError
 
-__all__ = ["OAuth", "pkce_pair"]
+__all__ = ["OAuth", "pkce_pair", "redirect_matches"]
 
 OFFLINE_ACCESS = "offline_access"
 GRANT_TYPES = ["authorization_code", "refresh_token"]
@@ -45,6 +45,25 @@ def pkce_pair() -> tuple[str, str]:
     verifier = secrets.token_urlsafe(48)
     digest = hashlib.sha256(verifier.encode("ascii")).digest()
     return verifier, base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+
+def redirect_matches(registered: str, redirect_uri: str) -> bool:
+    """Whether a client registered with ``registered`` may use ``redirect_uri``.
+
+    The same URI, or for an http loopback host the same URI on another port: RFC 8252 section
+    7.3 has the authorization server accept any port there (oidc-provider does, for ``native``).
+    """
+    if registered == redirect_uri:
+        return True
+    old, new = urlsplit(registered), urlsplit(redirect_uri)
+    if old.scheme != "http" or new.scheme != "http" or not is_loopback(old.hostname):
+        return False
+    try:
+        _ = (old.port, new.port)  # a malformed port raises here
+    except ValueError:
+        return False
+    same_host = (old.hostname or "").lower() == (new.hostname or "").lower()
+    return same_host and (old.path, old.query, old.fragment) == (new.path, new.query, new.fragment)
 
 
 def _default_authorizer() -> Authorizer:
@@ -96,33 +115,20 @@ class OAuth(TokenAuth):
         self.token_endpoint_auth_method = token_endpoint_auth_method
         self.client_metadata_url = client_metadata_url
         self.authorizer = authorizer
-        self._identity: ClientIdentity | None = None
 
     # -- the client identity ------------------------------------------------------------------
 
-    def _forget_issuer(self) -> None:
-        self._identity = None
-
     def _client_identity(self) -> ClientIdentity | None:
-        return self._identity
-
-    async def _load_tokens(self, target: Target) -> TokenSet | None:
-        """Kept tokens, with the client they were issued to: a new program must refresh as that client."""
-        tokens = await super()._load_tokens(target)
-        if tokens is not None and self._identity is None:
-            self._identity = await self._kept_identity(target)
-        return tokens
-
-    async def _kept_identity(self, target: Target) -> ClientIdentity | None:
-        server = target.auth_server
+        """The client the caller named: pre-registered credentials, else a client ID metadata document."""
+        if self.target is None:
+            return None
         if self.client_id is not None:
             return ClientIdentity(
-                self.client_id, self.client_secret, self._auth_method(target, self.client_secret is not None)
+                self.client_id, self.client_secret, self._auth_method(self.target, self.client_secret is not None)
             )
-        if self.client_metadata_url is not None and server.client_id_metadata_document_supported:
+        if self.client_metadata_url is not None and self.target.auth_server.client_id_metadata_document_supported:
             return ClientIdentity(self.client_metadata_url, None, "none")
-        stored = await self.store.load(client_key(server.issuer))
-        return ClientIdentity.from_json(stored) if stored is not None else None
+        return None
 
     def _auth_method(self, target: Target, has_secret: bool) -> str:
         if self.token_endpoint_auth_method is not None:
@@ -135,16 +141,23 @@ class OAuth(TokenAuth):
         return "client_secret_post"
 
     async def _identity_for(self, target: Target, redirect_uri: str) -> ClientIdentity:
+        """The client for a new sign-in: the caller's, else the registration kept for this issuer, else a new one.
+
+        A kept registration is reused when its redirect URI matches, a loopback one on any port
+        (RFC 8252 section 7.3: the loopback listener gets a new port each time). Tokens record
+        the client they were issued to, so replacing the kept registration strands none of them.
+        """
+        configured = self._client_identity()
+        if configured is not None:
+            return configured
         server = target.auth_server
-        if self.client_id is not None:
-            method = self._auth_method(target, self.client_secret is not None)
-            return ClientIdentity(self.client_id, self.client_secret, method)
-        if self.client_metadata_url is not None and server.client_id_metadata_document_supported:
-            return ClientIdentity(self.client_metadata_url, None, "none")
-        if self._identity is not None:
-            return self._identity
         stored = await self.store.load(client_key(server.issuer))
-        if stored is not None and redirect_uri in (stored.get("redirect_uris") or []):
+        registered = stored.get("redirect_uris") if stored is not None else None
+        if (
+            stored is not None
+            and isinstance(registered, list)
+            and any(isinstance(uri, str) and redirect_matches(uri, redirect_uri) for uri in registered)
+        ):
             identity = ClientIdentity.from_json(stored)
             if identity is not None:
                 return identity
@@ -243,7 +256,6 @@ class OAuth(TokenAuth):
         try:
             redirect_uri = authorizer.redirect_uri
             identity = await self._identity_for(target, redirect_uri)
-            self._identity = identity
             asked = self._with_offline_access(target, scopes)
             verifier, challenge = pkce_pair()
             state = secrets.token_urlsafe(32)
@@ -272,7 +284,7 @@ class OAuth(TokenAuth):
             "resource": target.resource_id,
         }
         tokens = await self._token_request(form, identity)
-        await self._keep(tokens, scopes)
+        await self._keep(tokens, identity, scopes)
 
     def _check_redirect(self, target: Target, answer: Mapping[str, str], state: str) -> str:
         """The code from the redirect, checked in the spec's order: iss (RFC 9207), state, error.

@@ -11,7 +11,9 @@ token close to expiry is refreshed before the request goes out. A DPoP nonce cha
 answered with a new proof, not a new authorization.
 
 Concurrent requests share one lock: a request that was refused with a token already replaced
-is simply sent again. Credentials are kept per issuer; a new issuer never sees another's.
+is simply sent again. Credentials are kept per issuer; a new issuer never sees another's. Each
+kept token set records the client it was issued to, and a refresh always goes as that client
+(a refresh token is bound to its client, RFC 6749 section 6), whatever registration is current.
 """
 
 from __future__ import annotations
@@ -88,6 +90,7 @@ class TokenAuth:
         self.dpop = dpop
         self.target: Target | None = None
         self.tokens: TokenSet | None = None
+        self._issued_to: ClientIdentity | None = None  # the client ``tokens`` were issued to
         self.requested_scopes: list[str] | None = None
         self._dpop_state: DPoPState | None = None
         self._step_ups = 0
@@ -232,6 +235,7 @@ class TokenAuth:
         if self.target is not None and not same:
             logger.info("the server moved from %s to %s: new credentials", self.target.issuer, issuer)
             self.tokens = None
+            self._issued_to = None
             self._forget_issuer()
         self.target = Target(url, resource, auth_server)
         self._choose_dpop(auth_server, challenges)
@@ -263,7 +267,7 @@ class TokenAuth:
             )
 
     def _client_identity(self) -> ClientIdentity | None:
-        """The client identity used to refresh (subclasses know theirs)."""
+        """The client as configured by the caller (subclasses know theirs), None when it must be found."""
         return None
 
     async def _renew(self) -> None:
@@ -294,7 +298,7 @@ class TokenAuth:
                     http,
                     self.target.auth_server.token_endpoint,
                     form,
-                    self._client_identity(),
+                    self._issued_to,
                     self.target.issuer,
                     dpop=self._dpop_state,
                     error=RefreshRefused,
@@ -302,18 +306,21 @@ class TokenAuth:
         except RefreshRefused as exc:  # the server said no: that refresh token is dead
             await self._drop_tokens()
             raise RefreshRefused(f"{exc}; authorize again") from None
-        await self._keep(merge_refreshed(self.tokens, fresh))
+        await self._keep(merge_refreshed(self.tokens, fresh), self._issued_to)
 
-    async def _keep(self, tokens: TokenSet, scopes: list[str] | None = None) -> None:
-        """Use ``tokens`` from now on and store them under (resource, issuer)."""
+    async def _keep(self, tokens: TokenSet, client: ClientIdentity | None, scopes: list[str] | None = None) -> None:
+        """Use ``tokens`` (issued to ``client``) from now on; store both under (resource, issuer)."""
         assert self.target is not None
         self.tokens = tokens
+        self._issued_to = client
         if scopes is not None:
             self.requested_scopes = scopes
         record: dict[str, Any] = tokens.to_json()
         record["issuer"] = self.target.issuer
         record["resource"] = self.target.resource_id
         record["requested_scopes"] = self.requested_scopes
+        if client is not None:
+            record["client"] = client.to_json()  # a private key is never stored: only its client_id
         if self._dpop_state is not None and tokens.token_type == "DPoP":
             record["dpop_jwk"] = self._dpop_state.key.to_jwk()
         await self.store.save(token_key(self.target.resource_id, self.target.issuer), record)
@@ -338,9 +345,24 @@ class TokenAuth:
         scopes = record.get("requested_scopes")
         if isinstance(scopes, list) and all(isinstance(s, str) for s in scopes):
             self.requested_scopes = scopes
+        self._issued_to = self._kept_client(record.get("client"))
         return tokens
+
+    def _kept_client(self, kept: object) -> ClientIdentity | None:
+        """The client a stored token set was issued to; the configured one when it is that same client.
+
+        The configured identity wins for the same client_id because it carries what is not
+        stored (a private key) and the caller's current secret. A record from before clients
+        were kept with tokens falls back to the configured client.
+        """
+        configured = self._client_identity()
+        stored = ClientIdentity.from_json(kept) if isinstance(kept, dict) else None
+        if stored is None or (configured is not None and configured.client_id == stored.client_id):
+            return configured
+        return stored
 
     async def _drop_tokens(self) -> None:
         if self.target is not None:
             await self.store.delete(token_key(self.target.resource_id, self.target.issuer))
         self.tokens = None
+        self._issued_to = None

@@ -182,7 +182,9 @@ class Connection:
         self.tool_headers: dict[str, dict[str, str]] = {}
         self.trace = trace
         self._send: Any = None
-        self._session = 0  # bumped by every new legacy session
+        # the session id a 404 made us forget while no new session could be opened yet (the next request tries again)
+        self._orphaned: str | None = None
+        self._renewed: set[str] = set()  # session ids a new session replaced (a late 404 for one renews nothing)
         self._renewing = anyio.Lock()
         self.peer = Peer(
             Role.CLIENT,
@@ -317,28 +319,43 @@ class Connection:
         """
         if self.era is Era.MODERN:
             return await self._modern_request(method, params, timeout=timeout, on_progress=on_progress)
-        session = self._session
+        if self._renewing.locked():  # a new session is being opened: send in it, not without one
+            async with self._renewing:
+                pass
+        if self._orphaned is not None:  # the last opening was refused: try again rather than send with none
+            await self._renew_session(self._orphaned)
         try:
             return await self.peer.request(method, params, timeout=timeout, on_progress=on_progress)
         except MCPError as exc:
             if not _session_expired(exc):
                 raise
-        await self._renew_session(session)
+            lost = exc.data[SESSION_EXPIRED_KEY] if isinstance(exc.data, dict) else None
+        await self._renew_session(lost if isinstance(lost, str) else None)
         return await self.peer.request(method, params, timeout=timeout, on_progress=on_progress)
 
-    async def _renew_session(self, lost: int) -> None:
-        """Open a new session after a 404 (2025-11-25 transport rules); once for all requests that saw it."""
+    async def _renew_session(self, lost: str | None) -> None:
+        """Open a new session after a 404 (2025-11-25 transport rules); once for all requests that saw it.
+
+        Judged by the session the 404 named, not by who asked first: a request sent in the new
+        session before its opening finished may see 404 too (a fleet instance that does not know
+        it yet), and that drops the new id; such a loss is renewed again, never left with no
+        session (every later request refused as sent without one). A renewal that fails is tried
+        again by the next request.
+        """
         async with self._renewing:
-            if self._session != lost:
-                return  # another request already did
+            if lost is not None and lost in self._renewed and self._orphaned is None:
+                return  # another request already opened a new session in its place
             logger.info("the server forgot our session (HTTP 404): initializing a new one")
             try:
                 await self._initialize()
             except MCPError as exc:
+                self._orphaned = lost if lost is not None else (self._orphaned or "")
                 raise SessionExpired(
                     f"the server at {self.transport.describe()} ended our session and refused a new one: {exc.message}"
                 ) from exc
-            self._session += 1
+            self._orphaned = None
+            if lost is not None:
+                self._renewed.add(lost)
 
     async def _modern_request(
         self,

@@ -73,7 +73,11 @@ async def listen(server: Server, scope: RequestScope) -> JSON:
     wanted = subs.parse_listen(scope.params)
     wire.check_listen(wanted, scope.client_capabilities)
     # watch before reading who owns what: a change committed meanwhile is not lost
-    tasks = server.tasks.events.subscribe(wanted.task_ids) if wanted.task_ids and server.tasks.enabled else None
+    tasks = (
+        server.tasks.events.subscribe(wanted.task_ids, reading=True)
+        if wanted.task_ids and server.tasks.enabled
+        else None
+    )
     queue: asyncio.Queue[Event] | None = None
     try:
         owned = await _owned_tasks(server, scope, wanted.task_ids)

@@ -160,3 +160,29 @@ async def test_narrowing_drops_ids_and_keeps_what_came_in_meanwhile() -> None:
     assert pending(stream) == [("late", "new")]
     stream.close()
     assert events.watched() == []
+
+
+async def test_a_renewal_relayed_while_the_listener_reads_is_judged_against_the_read() -> None:
+    """The flake seen in test_relay: a lease renewal elsewhere, relayed between the listen stream's
+    subscribe and its read, was sent as a change (no starting point to compare it with yet)."""
+    now = [100.0]
+    events = TaskEvents(clock=lambda: now[0])
+    stream = events.subscribe(["renewed", "moved", "early", "answered"], reading=True)  # at 100.0
+    events.relay(record("answered", "input_required", updated_at=100.5, version=8))  # committed since: news
+    events.relay(record("renewed", status_message="1", version=6))  # a renewal (the read has it)
+    events.relay(record("moved", status_message="1", version=3))  # older than the read: folded into it
+    events.relay(record("moved", status_message="2", version=5))  # after the read, and shown differently
+    events.relay(record("early", status_message="x", version=1))  # nothing read for it: news
+    assert pending(stream) == []  # held until the read tells what they show
+    stream.narrow(
+        ["renewed", "moved", "early", "answered"],
+        current={
+            "renewed": record("renewed", status_message="1", version=5),
+            "moved": record("moved", version=4),
+            "answered": record("answered", "input_required", updated_at=100.5, version=8),  # the read has it
+        },
+    )
+    assert sorted(pending(stream)) == [("answered", None), ("early", "x"), ("moved", "2")]
+    events.relay(record("renewed", status_message="1", version=7))
+    events.relay(record("answered", "input_required", updated_at=100.5, version=9))  # renewed after: not news
+    assert sorted(pending(stream)) == [("answered", None), ("early", "x"), ("moved", "2")]

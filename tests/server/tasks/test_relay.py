@@ -75,6 +75,14 @@ def has(heard: list[dict[str, Any]], *expected: str) -> Callable[[], bool]:
     return lambda: statuses(heard) == list(expected)
 
 
+async def hears(heard: list[dict[str, Any]], *expected: str, where: str) -> None:
+    """Wait until the listener heard exactly ``expected``; a failure says what it heard instead."""
+    try:
+        await wait_until(has(heard, *expected), what=f"{expected[-1]} on {where}")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; heard {statuses(heard)}") from None
+
+
 @dataclasses.dataclass
 class Pair:
     """Two instances serving HTTP on one Redis, and the gates their tool waits on."""
@@ -92,6 +100,11 @@ async def two_instances(store_a: RedisTaskStore, store_b: RedisTaskStore) -> Asy
     a, b = instance(store_a, gates), instance(store_b, gates)
     try:
         async with serve_http_background(a, port=0) as at_a, serve_http_background(b, port=0) as at_b:
+            # Each runner sweeps once when it starts (lazily, at its first use): A's first listen would
+            # otherwise sweep B's task, whose 0.3 s lease a loaded machine can let lapse (both run
+            # in this one process), and fail it as interrupted. Started now, before any task exists.
+            await a.tasks.runner()
+            await b.tasks.runner()
             yield Pair(a, b, at_a.url, at_b.url, gates)
     finally:  # the runners, sweepers and relays stop even when the test failed
         await a.tasks.aclose()
@@ -129,11 +142,11 @@ async def test_a_listener_on_a_hears_a_task_b_answers_and_finishes_exactly_once(
             await wait_until(lambda: relay_subscribed(a) and relay_subscribed(b), what="the relays")
             await anyio.sleep(QUIET)  # B's run renews its lease meanwhile: nothing to tell anyone
             gates.asking.set()
-            await wait_until(has(on_a_heard, "input_required"), what="input_required on A")
+            await hears(on_a_heard, "input_required", where="A")
             await update(on_b, task_id, on_a_heard)  # answered on B, which runs the rest
-            await wait_until(has(on_a_heard, "input_required", "working"), what="working on A")
+            await hears(on_a_heard, "input_required", "working", where="A")
             gates.finishing.set()
-            await wait_until(has(on_a_heard, "input_required", "working", "completed"), what="completed on A")
+            await hears(on_a_heard, "input_required", "working", "completed", where="A")
             await anyio.sleep(QUIET)  # a change sent twice would show up by now
             group.cancel_scope.cancel()
     for heard in (on_a_heard, on_b_heard):  # on A through the relay, on B from its runner (and not its relay)
@@ -202,7 +215,7 @@ async def test_the_relay_picks_up_again_after_redis_restarts() -> None:
                     assert relay is not None
                     relay.max_delay = 0.4  # the test's patience, not production's
                     gates.asking.set()
-                    await wait_until(has(heard, "input_required"), what="input_required on A")
+                    await hears(heard, "input_required", where="A")
 
                     await own_b.save()  # the restart keeps the task (the test Redis does not save by itself)
                     redis_process.stop()
