@@ -5,6 +5,9 @@ from __future__ import annotations
 import ast
 import importlib
 import re
+import subprocess
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -88,7 +91,6 @@ def test_seed_names_import_from_compat_and_stay_the_same_objects(name: str) -> N
 
 
 def test_the_top_exports_the_curated_names_and_nothing_else() -> None:
-    import types
 
     public = {
         name
@@ -96,8 +98,7 @@ def test_the_top_exports_the_curated_names_and_nothing_else() -> None:
         if not name.startswith("_") and not isinstance(value, types.ModuleType)
     }
     curated = set(elicitkit.__all__) - {"__version__"}
-    lazy = {"TerminalHandler", "BrowserHandler"}  # imported on first use (UI libraries)
-    assert public == curated - lazy
+    assert public == curated
     for name in ("MCPServer", "LowLevelServer", "AuditLog", "Image", "ElicitRequest"):
         with pytest.raises(AttributeError):
             getattr(elicitkit, name)
@@ -137,3 +138,24 @@ def test_examples_import_only_the_public_api() -> None:
 def test_public_modules_import() -> None:
     for module in PUBLIC_MODULES:
         importlib.import_module(module)
+
+
+@pytest.mark.parametrize("module", [elicitkit, elicitkit.errors])
+def test_the_public_names_are_eager(module: types.ModuleType) -> None:
+    """Every exported name is bound at import (what mypy and IDEs see); no module-level ``__getattr__``."""
+    assert "__getattr__" not in vars(module)
+    assert [name for name in module.__all__ if name not in vars(module)] == []
+
+
+def test_import_elicitkit_leaves_the_heavy_libraries_unloaded() -> None:
+    """``import elicitkit`` stays cheap: the terminal UI, the web stack, JOSE and keyring load where used."""
+    heavy = ["prompt_toolkit", "rich", "joserfc", "keyring", "uvicorn", "starlette", "aiohttp"]
+    code = (
+        "import sys, elicitkit, elicitkit.errors\n"
+        "assert elicitkit.errors.TokenStoreError.__module__ == 'elicitkit.auth.errors'\n"
+        "assert elicitkit.TerminalHandler and elicitkit.BrowserHandler\n"
+        f"print(' '.join(m for m in {heavy!r} if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == []

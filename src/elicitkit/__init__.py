@@ -38,15 +38,14 @@ Errors (the tree is in :mod:`elicitkit.errors`)
     ``ElicitationTimeout``, ``UrlElicitationRequired`` (-32042: visit these URLs, then retry)
 """
 
-from typing import TYPE_CHECKING as _TYPE_CHECKING
-from typing import Any as _Any
-
 # First: the error root, which every module below imports (errors.py then imports the leaves).
 from elicitkit.errors import ElicitkitError  # isort: skip
 
 from elicitkit.client.client import Client
+from elicitkit.client.handlers.browser import BrowserHandler
 from elicitkit.client.handlers.ci import CIHandler
 from elicitkit.client.handlers.policy import Policy
+from elicitkit.client.handlers.terminal import TerminalHandler
 from elicitkit.client.rounds import InputRequiredResult
 from elicitkit.elicitation.enums import Format, TitledEnum, Titles
 from elicitkit.elicitation.errors import (
@@ -70,26 +69,7 @@ from elicitkit.server.rounds.keys import KeyRing
 from elicitkit.server.server import Server
 from elicitkit.server.tools import ToolError, ToolResult
 
-if _TYPE_CHECKING:
-    from elicitkit.client.handlers.browser import BrowserHandler
-    from elicitkit.client.handlers.terminal import TerminalHandler
-
 __version__ = "0.1.0"
-
-
-def __getattr__(name: str) -> _Any:
-    # The two interactive handlers only, imported on first use: they pull in prompt_toolkit,
-    # rich, starlette and uvicorn, about half again the import time of everything else here.
-    # Typed all the same: mypy reads the imports above.
-    if name == "TerminalHandler":
-        from elicitkit.client.handlers.terminal import TerminalHandler
-
-        return TerminalHandler
-    if name == "BrowserHandler":
-        from elicitkit.client.handlers.browser import BrowserHandler
-
-        return BrowserHandler
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [

@@ -67,8 +67,6 @@ that ends a 2026 round, so that ``except Exception`` in a tool cannot swallow a 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 
 class ElicitkitError(Exception):
     """The root of every error elicitkit raises.
@@ -91,6 +89,22 @@ class TaskError(ElicitkitError):
 
 # The leaves, imported where they live. Below the root on purpose: each of those modules
 # imports ElicitkitError (or TaskError) from here, and finds it already defined.
+# elicitkit.auth.errors: importing it runs elicitkit/auth/__init__.py, whose modules import
+# names from the lines above. That package is cheap to import (its third-party libraries load
+# where they are used), so the OAuth errors are imported eagerly like every other leaf.
+from elicitkit.auth.errors import (  # noqa: E402
+    AuthorizationDenied,
+    AuthorizationTimeout,
+    InsufficientScope,
+    IssuerMismatch,
+    MetadataError,
+    RefreshRefused,
+    RegistrationError,
+    ResourceMismatch,
+    StateMismatch,
+    TokenEndpointError,
+    TokenStoreError,
+)
 from elicitkit.backplane.signing import MissingFleetKey  # noqa: E402
 from elicitkit.client.connect import ModernNotSupported, ServerUnreachable, SessionExpired  # noqa: E402
 from elicitkit.client.responder import QuestionRefused  # noqa: E402
@@ -116,6 +130,7 @@ from elicitkit.protocol.errors import ConnectionClosed, LocalProtocolError, MCPE
 from elicitkit.protocol.jsonrpc import InvalidMessage  # noqa: E402
 from elicitkit.protocol.modern import InvalidToolHeaders  # noqa: E402
 from elicitkit.protocol.tasks import InvalidTransition  # noqa: E402
+from elicitkit.server.auth.tokens import InvalidToken  # noqa: E402
 from elicitkit.server.pages import AnswerOnPage  # noqa: E402
 from elicitkit.server.resolvers import NotResolved  # noqa: E402
 from elicitkit.server.rounds.keys import KeyRingError  # noqa: E402
@@ -125,50 +140,6 @@ from elicitkit.server.tasks.store import TaskExists, TaskStoreUnavailable  # noq
 from elicitkit.server.tools import ToolError  # noqa: E402
 from elicitkit.server.uri_templates import InvalidTemplate  # noqa: E402
 from elicitkit.transports.http.serve import CannotListen  # noqa: E402
-
-if TYPE_CHECKING:
-    from elicitkit.auth.errors import (
-        AuthorizationDenied,
-        InsufficientScope,
-        IssuerMismatch,
-        MetadataError,
-        RefreshRefused,
-        RegistrationError,
-        ResourceMismatch,
-        StateMismatch,
-        TokenEndpointError,
-    )
-    from elicitkit.auth.loopback import AuthorizationTimeout
-    from elicitkit.auth.stores import TokenStoreError
-    from elicitkit.server.auth.tokens import InvalidToken
-
-# The OAuth client's errors load on first use: elicitkit.auth brings a JOSE library and a web
-# server (the sign-in redirect) that a server or a client without auth never needs, and eager
-# imports would about double ``import elicitkit``. Typed all the same: mypy reads the imports above.
-_AUTH_HOMES = {
-    "MetadataError": "elicitkit.auth.errors",
-    "IssuerMismatch": "elicitkit.auth.errors",
-    "ResourceMismatch": "elicitkit.auth.errors",
-    "RegistrationError": "elicitkit.auth.errors",
-    "AuthorizationDenied": "elicitkit.auth.errors",
-    "StateMismatch": "elicitkit.auth.errors",
-    "TokenEndpointError": "elicitkit.auth.errors",
-    "RefreshRefused": "elicitkit.auth.errors",
-    "InsufficientScope": "elicitkit.auth.errors",
-    "AuthorizationTimeout": "elicitkit.auth.loopback",
-    "TokenStoreError": "elicitkit.auth.stores",
-    "InvalidToken": "elicitkit.server.auth.tokens",
-}
-
-
-def __getattr__(name: str) -> Any:
-    home = _AUTH_HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(home), name)
-
 
 __all__ = [
     "AnswerOnPage",

@@ -13,7 +13,11 @@ redirect) and the stores that outlive the program: :class:`KeyringTokenStore`,
 
 :class:`TokenStore` keeps tokens between runs (:class:`MemoryTokenStore` by default);
 :class:`Authorizer` is how a person consents. Errors are :class:`~elicitkit.errors.AuthError`
-subclasses (``elicitkit.auth.errors``). docs/auth.md has a worked example of each.
+subclasses (``elicitkit.auth.errors``).
+
+Importing this package is cheap on purpose (``elicitkit.errors`` imports the auth errors, so
+``import elicitkit`` runs it): joserfc, cryptography, aiohttp, starlette, uvicorn and keyring
+are imported inside the functions that use them. docs/auth.md has a worked example of each.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from elicitkit.auth.base import (
 )
 from elicitkit.auth.errors import (
     AuthorizationDenied,
+    AuthorizationTimeout,
     InsufficientScope,
     IssuerMismatch,
     MetadataError,
@@ -38,11 +43,12 @@ from elicitkit.auth.errors import (
     ResourceMismatch,
     StateMismatch,
     TokenEndpointError,
+    TokenStoreError,
 )
 from elicitkit.auth.grants import ClientCredentials, EnterpriseManaged, WorkloadIdentity
-from elicitkit.auth.loopback import AuthorizationTimeout, LoopbackAuthorizer
+from elicitkit.auth.loopback import LoopbackAuthorizer
 from elicitkit.auth.oauth import OAuth
-from elicitkit.auth.stores import FileTokenStore, KeyringTokenStore, TokenStoreError, default_token_store
+from elicitkit.auth.stores import FileTokenStore, KeyringTokenStore, default_token_store
 from elicitkit.auth.tokens import TokenSet
 from elicitkit.errors import AuthError
 

@@ -10,6 +10,7 @@ from elicitkit.errors import AuthError
 
 __all__ = [
     "AuthorizationDenied",
+    "AuthorizationTimeout",
     "InsufficientScope",
     "IssuerMismatch",
     "MetadataError",
@@ -18,6 +19,7 @@ __all__ = [
     "ResourceMismatch",
     "StateMismatch",
     "TokenEndpointError",
+    "TokenStoreError",
 ]
 
 
@@ -55,3 +57,11 @@ class RefreshRefused(TokenEndpointError):
 
 class InsufficientScope(AuthError):
     """The server kept answering 403 insufficient_scope after the allowed re-authorizations."""
+
+
+class AuthorizationTimeout(AuthError, TimeoutError):
+    """Nobody completed the authorization in the browser in time (raised by ``auth.loopback``)."""
+
+
+class TokenStoreError(AuthError):
+    """The token store cannot be read or written; the message says which store and what to do (``auth.stores``)."""

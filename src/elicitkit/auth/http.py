@@ -10,14 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import aiohttp
 import anyio
 import orjson
 
 from elicitkit.errors import AuthError
+
+if TYPE_CHECKING:
+    import aiohttp
+
+# aiohttp is imported when a Fetcher opens (and where its errors are caught): it and its
+# dependencies cost more than the rest of ``import elicitkit``, which runs ``elicitkit.auth``.
 
 __all__ = ["MAX_BODY", "Fetcher", "Reply", "check_url", "is_loopback"]
 
@@ -78,6 +83,8 @@ class Fetcher:
         self._session: aiohttp.ClientSession | None = None
 
     async def __aenter__(self) -> Fetcher:
+        import aiohttp
+
         self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None))
         return self
 
@@ -103,6 +110,8 @@ class Fetcher:
         self, method: str, url: str, what: str, error: type[AuthError], *, headers: Mapping[str, str], data: Any = None
     ) -> Reply:
         assert self._session is not None, "use Fetcher as an async context manager"
+        import aiohttp  # already loaded by __aenter__
+
         try:
             with anyio.fail_after(self.timeout):
                 async with self._session.request(

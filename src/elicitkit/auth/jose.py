@@ -11,17 +11,19 @@ import base64
 import hashlib
 import secrets
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 from urllib.parse import urlsplit, urlunsplit
 
-from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
-from cryptography.hazmat.primitives.serialization import load_pem_private_key
-from joserfc import jwt
-from joserfc.jwk import ECKey, OKPKey, RSAKey
+if TYPE_CHECKING:
+    from joserfc.jwk import ECKey, OKPKey, RSAKey
+
+# joserfc and cryptography are imported inside the functions that sign or load keys: they cost
+# about as much as the rest of ``import elicitkit``, and only a client that uses OAuth needs them
+# (``elicitkit.errors`` imports the auth errors, which runs ``elicitkit.auth``, this module included).
 
 __all__ = ["DPoPKey", "client_assertion", "htu", "load_signing_key"]
 
-SigningKey = ECKey | RSAKey | OKPKey
+SigningKey: TypeAlias = "ECKey | RSAKey | OKPKey"
 _EC_ALGS = {"secp256r1": "ES256", "secp384r1": "ES384", "secp521r1": "ES512"}
 ASSERTION_LIFETIME = 300  # seconds a client assertion is valid
 
@@ -31,6 +33,10 @@ def load_signing_key(pem: str | bytes, alg: str | None = None) -> tuple[SigningK
 
     Raises ``ValueError`` (no key material in the message) when the PEM is not a private key.
     """
+    from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+    from joserfc.jwk import ECKey, OKPKey, RSAKey
+
     data = pem.encode() if isinstance(pem, str) else pem
     try:
         key = load_pem_private_key(data, password=None)
@@ -64,6 +70,8 @@ def client_assertion(
         "exp": issued + ASSERTION_LIFETIME,
         "jti": secrets.token_urlsafe(16),
     }
+    from joserfc import jwt
+
     return jwt.encode(header, claims, key, algorithms=[alg])
 
 
@@ -83,6 +91,8 @@ class DPoPKey:
     alg = "ES256"
 
     def __init__(self, key: ECKey | None = None) -> None:
+        from joserfc.jwk import ECKey
+
         self._key = key if key is not None else ECKey.generate_key("P-256", private=True)
         self.public_jwk: dict[str, Any] = dict(self._key.as_dict(private=False))
         self.thumbprint = self._key.thumbprint()
@@ -95,6 +105,8 @@ class DPoPKey:
 
     @classmethod
     def from_jwk(cls, jwk: dict[str, Any]) -> DPoPKey:
+        from joserfc.jwk import ECKey
+
         return cls(ECKey.import_key(jwk))
 
     def proof(self, method: str, url: str, *, access_token: str | None = None, nonce: str | None = None) -> str:
@@ -111,4 +123,6 @@ class DPoPKey:
         if nonce is not None:
             claims["nonce"] = nonce
         header = {"typ": "dpop+jwt", "alg": self.alg, "jwk": self.public_jwk}
+        from joserfc import jwt
+
         return jwt.encode(header, claims, self._key, algorithms=[self.alg])

@@ -17,16 +17,21 @@ import os
 import sys
 import webbrowser
 from collections.abc import Mapping
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import anyio
 import anyio.to_thread
-from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse, Response
-from starlette.types import Receive, Scope, Send
 
-from elicitkit.errors import AuthError
+from elicitkit.auth.errors import AuthorizationTimeout
 from elicitkit.transports.http.loopback import LoopbackServer
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+    from starlette.responses import HTMLResponse, Response
+    from starlette.types import Receive, Scope, Send
+
+# starlette is imported where the redirect is answered: ``elicitkit.errors`` imports the auth
+# errors, which runs ``elicitkit.auth`` (this module included), and ``import elicitkit`` stays cheap.
 
 __all__ = ["AuthorizationTimeout", "LoopbackAuthorizer", "can_open_browser"]
 
@@ -35,10 +40,6 @@ logger = logging.getLogger("elicitkit.auth")
 CALLBACK_PATH = "/callback"
 # The parameters that end an authorization: a code, or an error (RFC 6749 4.1.2 and 4.1.2.1).
 _FINAL = ("code", "error")
-
-
-class AuthorizationTimeout(AuthError, TimeoutError):
-    """Nobody completed the authorization in the browser in time."""
 
 
 def can_open_browser() -> bool:
@@ -62,6 +63,8 @@ def can_open_browser() -> bool:
 
 
 def _page(title: str, body: str, status: int) -> HTMLResponse:
+    from starlette.responses import HTMLResponse
+
     text = (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
         '<meta name=viewport content="width=device-width, initial-scale=1">'
@@ -173,10 +176,14 @@ class LoopbackAuthorizer:
     async def _app(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
+        from starlette.requests import Request
+
         response = self._respond(Request(scope, receive))
         await response(scope, receive, send)
 
     def _respond(self, request: Request) -> Response:
+        from starlette.responses import PlainTextResponse
+
         if request.url.path != CALLBACK_PATH or request.method not in ("GET", "HEAD"):
             # /favicon.ico and whatever else a browser asks for: not an authorization, nothing to settle
             return PlainTextResponse("Not found", status_code=404, headers={"Cache-Control": "no-store"})

@@ -25,7 +25,7 @@ from typing import Any
 
 import anyio.to_thread
 
-from elicitkit.errors import AuthError
+from elicitkit.auth.errors import TokenStoreError
 
 __all__ = [
     "FileTokenStore",
@@ -42,10 +42,6 @@ _INDEX = "__elicitkit_index__"  # the keyring entry that lists the others
 _CHUNKS = "__elicitkit_chunks__"  # an entry kept in parts says how many
 CHUNK = 1000  # characters per keyring entry at most (Windows' limit is 1280)
 STORE_ENV = "ELICITKIT_TOKEN_STORE"  # "keyring" or "file": overrides the automatic choice
-
-
-class TokenStoreError(AuthError):
-    """The token store cannot be read or written; the message says which store and what to do."""
 
 
 # ------------------------------------------------------------------------------ the file

@@ -13,16 +13,12 @@ what it returns against the question before sending. Handlers here:
   and an audit log.
 """
 
-from typing import TYPE_CHECKING, Any
-
+from elicitkit.client.handlers.browser import BrowserHandler
 from elicitkit.client.handlers.ci import CIHandler
 from elicitkit.client.handlers.handler import ElicitationHandler
 from elicitkit.client.handlers.policy import AuditLog, Policy, RateLimit, SensitiveFieldGuard
+from elicitkit.client.handlers.terminal import TerminalHandler
 from elicitkit.client.responder import QuestionRefused
-
-if TYPE_CHECKING:
-    from elicitkit.client.handlers.browser import BrowserHandler
-    from elicitkit.client.handlers.terminal import TerminalHandler
 
 __all__ = [
     "AuditLog",
@@ -35,16 +31,3 @@ __all__ = [
     "SensitiveFieldGuard",
     "TerminalHandler",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    # The interactive handlers pull in prompt_toolkit / rich / a web server: import on first use.
-    if name == "TerminalHandler":
-        from elicitkit.client.handlers.terminal import TerminalHandler
-
-        return TerminalHandler
-    if name == "BrowserHandler":
-        from elicitkit.client.handlers.browser import BrowserHandler
-
-        return BrowserHandler
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -17,15 +17,16 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-from joserfc import jwt
-from joserfc.errors import InvalidKeyIdError, JoseError
-from joserfc.jwk import KeySet
 
 from elicitkit.auth.http import Fetcher
 from elicitkit.server.auth.tokens import AccessToken, InvalidToken, client_of, scopes_of
+
+if TYPE_CHECKING:  # joserfc loads with the first key set, not with ``import elicitkit``
+    from joserfc.errors import JoseError
+    from joserfc.jwk import KeySet
 
 __all__ = ["DEFAULT_ALGORITHMS", "JWTVerifier"]
 
@@ -82,22 +83,23 @@ class JWTVerifier:
 
     async def _verify(self, token: str) -> AccessToken:
         keys = self._keys if self._keys is not None else await self._refresh(force=True)
-        try:
-            decoded = jwt.decode(token, keys, algorithms=self.algorithms)
-        except InvalidKeyIdError:
+        decoded = self._decode(token, keys)
+        if decoded is None:  # a key id the set does not hold: the keys may have rotated
             fresh = await self._refresh(force=False)
-            if fresh is keys:
-                raise InvalidToken("the token is signed with a key the authorization server does not list") from None
-            decoded = self._decode(token, fresh)
-        except JoseError as exc:
-            raise InvalidToken(_why(exc)) from None
+            decoded = self._decode(token, fresh) if fresh is not keys else None
+            if decoded is None:
+                raise InvalidToken("the token is signed with a key the authorization server does not list")
         return self._check(decoded.claims)
 
-    def _decode(self, token: str, keys: KeySet) -> Any:
+    def _decode(self, token: str, keys: KeySet) -> Any | None:
+        """The decoded token; None when it names a key id that ``keys`` does not hold."""
+        from joserfc import jwt
+        from joserfc.errors import InvalidKeyIdError, JoseError
+
         try:
             return jwt.decode(token, keys, algorithms=self.algorithms)
         except InvalidKeyIdError:
-            raise InvalidToken("the token is signed with a key the authorization server does not list") from None
+            return None
         except JoseError as exc:
             raise InvalidToken(_why(exc)) from None
 
@@ -148,6 +150,9 @@ class JWTVerifier:
             if not reply.ok:
                 raise InvalidToken(f"{what} at {uri} answered HTTP {reply.status}")
             document = reply.json_object(what, InvalidToken)
+        from joserfc.errors import JoseError
+        from joserfc.jwk import KeySet
+
         try:
             return KeySet.import_key_set(document)  # type: ignore[arg-type]
         except (JoseError, ValueError, TypeError, KeyError):

@@ -13,10 +13,16 @@ import contextlib
 import logging
 import socket
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import anyio
-import uvicorn
-from starlette.types import ASGIApp
+
+if TYPE_CHECKING:
+    import uvicorn
+    from starlette.types import ASGIApp
+
+# uvicorn is imported when a server starts: the classes that hold a LoopbackServer (the browser
+# handler, the OAuth redirect) are part of ``import elicitkit``, which must not pay for it.
 
 __all__ = ["LOOPBACK", "LoopbackServer"]
 
@@ -25,10 +31,16 @@ logger = logging.getLogger("elicitkit.client.handlers.browser")
 LOOPBACK = "127.0.0.1"
 
 
-class _Uvicorn(uvicorn.Server):
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield  # Ctrl-C belongs to the application that runs the client, not to this little server
+def _uvicorn(config: uvicorn.Config) -> uvicorn.Server:
+    """A uvicorn server that leaves Ctrl-C to the application that runs the client."""
+    import uvicorn
+
+    class _Uvicorn(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield  # Ctrl-C belongs to the application that runs the client, not to this little server
+
+    return _Uvicorn(config)
 
 
 class LoopbackServer:
@@ -40,7 +52,7 @@ class LoopbackServer:
     def __init__(self, app: ASGIApp, port: int = 0) -> None:
         self.app = app
         self.port = port
-        self._server: _Uvicorn | None = None
+        self._server: uvicorn.Server | None = None
         self._task: asyncio.Task[None] | None = None
 
     @property
@@ -57,6 +69,8 @@ class LoopbackServer:
             sock.close()
             raise
         port = sock.getsockname()[1]
+        import uvicorn
+
         config = uvicorn.Config(
             self.app,
             interface="asgi3",
@@ -72,7 +86,7 @@ class LoopbackServer:
             timeout_keep_alive=5,
             timeout_graceful_shutdown=1,
         )
-        server = _Uvicorn(config)
+        server = _uvicorn(config)
         task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]), name="elicitkit-browser-form")
         with anyio.fail_after(10):
             while not server.started:  # uvicorn offers no started event

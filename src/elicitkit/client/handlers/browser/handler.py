@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Coroutine, Iterator
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -27,8 +27,13 @@ from elicitkit.client.handlers.browser.opener import open_in_browser
 from elicitkit.elicitation.page import FOLLOW_EVERY, asker_name
 from elicitkit.elicitation.requests import ElicitRequest, UrlRequest
 from elicitkit.elicitation.results import ElicitationResult
-from elicitkit.elicitation.webapp import FormApp, Question
 from elicitkit.transports.http.loopback import LoopbackServer
+
+if TYPE_CHECKING:
+    from elicitkit.elicitation.webapp import Question
+
+# The web app (starlette) is imported when a handler is made, not when this module is: ``import
+# elicitkit`` exports BrowserHandler and must stay cheap for servers and CI clients.
 
 __all__ = ["BrowserHandler", "OpenUrl"]
 
@@ -67,6 +72,8 @@ class BrowserHandler:
         self.announce = announce
         self.completion_timeout = completion_timeout
         self._waits: set[asyncio.Task[None]] = set()
+        from elicitkit.elicitation.webapp import FormApp
+
         self._app = FormApp()
         self._server = LoopbackServer(self._app)
         self._lock: anyio.Lock | None = None

@@ -30,13 +30,7 @@ import inspect
 import logging
 import webbrowser
 from collections.abc import Callable
-from typing import Any, TextIO
-
-from prompt_toolkit.completion import DummyCompleter
-from prompt_toolkit.input import Input
-from prompt_toolkit.output import Output
-from rich.console import Console
-from rich.text import Text
+from typing import TYPE_CHECKING, Any, TextIO
 
 from elicitkit.client.handlers.terminal.dialogue import (
     ARROW,
@@ -62,9 +56,6 @@ from elicitkit.client.handlers.terminal.dialogue import (
     stopped_line,
     who,
 )
-from elicitkit.client.handlers.terminal.reader import LineReader, Reader, completer, in_daemon_thread, make_reader
-from elicitkit.client.handlers.terminal.view import View
-from elicitkit.client.handlers.terminal.waiting import Screen, Watch, wait_for_completion
 from elicitkit.elicitation.errors import InvalidAnswer
 from elicitkit.elicitation.fields import (
     FieldError,
@@ -78,6 +69,18 @@ from elicitkit.elicitation.requests import FormRequest, Origin, UrlRequest
 from elicitkit.elicitation.results import ElicitationResult
 from elicitkit.elicitation.urls import assess_url
 from elicitkit.runtime.stopping import stop_tasks
+
+if TYPE_CHECKING:
+    from prompt_toolkit.input import Input
+    from prompt_toolkit.output import Output
+    from rich.console import Console
+
+    from elicitkit.client.handlers.terminal.reader import Reader
+    from elicitkit.client.handlers.terminal.waiting import Screen, Watch
+
+# rich and prompt_toolkit (and .view, .reader, .waiting, which are built on them) are imported by
+# the methods that draw or read: ``import elicitkit`` exports TerminalHandler, and must not pay
+# for a terminal UI that servers and CI clients never show.
 
 __all__ = ["OpenUrl", "TerminalHandler"]
 
@@ -117,6 +120,11 @@ class TerminalHandler:
         plain: bool | None = None,
         listen_keys: bool = True,
     ) -> None:
+        from prompt_toolkit.output import Output
+        from rich.console import Console
+
+        from elicitkit.client.handlers.terminal.view import View
+
         self._input = input
         self._output = output
         stream = output if output is not None and not isinstance(output, Output) else None
@@ -176,12 +184,16 @@ class TerminalHandler:
                     raise
 
     def _get_reader(self) -> Reader:
+        from elicitkit.client.handlers.terminal.reader import LineReader, make_reader
+
         if self._reader is None:
             self._reader = make_reader(self._input, self._output, self.console, self.plain)
             self._view.plain = isinstance(self._reader, LineReader)  # plain lines in: plain lines out
         return self._reader
 
     def _get_screen(self) -> Screen:
+        from elicitkit.client.handlers.terminal.waiting import Screen
+
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -224,6 +236,10 @@ class TerminalHandler:
 
     async def _ask_yes_no(self, reader: Reader, request: FormRequest, field: FormField) -> ElicitationResult[Any]:
         """A one-question yes/no: y or n is the answer and sends it; no review step to click through."""
+        from rich.text import Text
+
+        from elicitkit.client.handlers.terminal.reader import completer
+
         if field.description:
             self._view.indented(Text(clean(field.description), "italic"))
         self._view.say(YES_NO_HOW, "dim")
@@ -254,6 +270,8 @@ class TerminalHandler:
     ) -> str:
         """Ask one field until its answer fits: ``"typed"`` (an answer typed), ``"kept"`` (Enter
         alone kept the one shown), or ``"back"`` when the person went back (at review: unchanged)."""
+        from elicitkit.client.handlers.terminal.reader import completer
+
         field = fields[index]
         current = values[field.name]
         self._view.field(field, index, len(fields), current)
@@ -275,6 +293,8 @@ class TerminalHandler:
     async def _review(
         self, reader: Reader, request: FormRequest, fields: list[FormField], values: dict[str, Any]
     ) -> ElicitationResult[Any]:
+        from prompt_toolkit.completion import DummyCompleter
+
         schema = request.requested_schema
         prompt = review_prompt(len(fields))
         show = True
@@ -306,6 +326,11 @@ class TerminalHandler:
     # -- URLs -----------------------------------------------------------------------------
 
     async def _ask_url(self, reader: Reader, request: UrlRequest) -> ElicitationResult[Any]:
+        from prompt_toolkit.completion import DummyCompleter
+
+        from elicitkit.client.handlers.terminal.reader import completer
+        from elicitkit.client.handlers.terminal.waiting import Watch
+
         facts = assess_url(request.url)
         self._view.header(request.origin, request.message, reason=request.reason)  # the why before the ask
         self._view.url(facts)
@@ -334,6 +359,8 @@ class TerminalHandler:
     async def _open(self, url: str) -> tuple[bool, str]:
         """Open ``url`` with ``open_url``: (True, what it said instead, if anything), or (False, why).
         Never waits past open_timeout."""
+        from elicitkit.client.handlers.terminal.reader import in_daemon_thread
+
         opener = self.open_url
         try:
             if inspect.iscoroutinefunction(opener):
@@ -354,6 +381,8 @@ class TerminalHandler:
 
     def _watch(self, watch: Watch) -> None:
         """Start waiting for the completion notice without holding up the accept."""
+        from elicitkit.client.handlers.terminal.waiting import wait_for_completion
+
         screen = self._get_screen()
         assert self._spinner is not None
         waiting = wait_for_completion(
