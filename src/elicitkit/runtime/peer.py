@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import inspect
 import logging
 import time
@@ -45,6 +46,11 @@ from elicitkit.runtime.contract import Send as Send  # re-exported: what callers
 from elicitkit.telemetry import hook as telemetry
 
 logger = logging.getLogger("elicitkit.peer")
+# Request deadlines run in a context of their own: a cancelled TimerHandle stays in the loop's
+# heap until its time and keeps the context it was made in, and a request's context holds its
+# scope (and through it the session), so a question answered or cancelled early would keep a
+# deleted session alive for the rest of its timeout. The deadline reads no context variable.
+_TIMER_CONTEXT = contextvars.Context()
 
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
 
@@ -369,7 +375,7 @@ class Peer:
             if limit is not None and limit > 0:
                 waiter.limit = limit
                 waiter.paused_before = self._paused_time()
-                waiter.timer = loop.call_later(limit, self._deadline, waiter)
+                waiter.timer = loop.call_later(limit, self._deadline, waiter, context=_TIMER_CONTEXT)
             try:
                 waiter.sending = True
                 waiter.task = asyncio.current_task()
@@ -420,7 +426,7 @@ class Peer:
         if credit > 0:
             waiter.paused_before += credit
             assert self._loop is not None
-            waiter.timer = self._loop.call_later(credit, self._deadline, waiter)
+            waiter.timer = self._loop.call_later(credit, self._deadline, waiter, context=_TIMER_CONTEXT)
             return
         if waiter.sending and waiter.task is not None:
             waiter.timed_out = True
