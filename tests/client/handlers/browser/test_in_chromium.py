@@ -39,7 +39,7 @@ from elicitkit.compat import MCPServer
 from elicitkit.elicitation.results import ElicitationResult
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (test extra)")
-from selenium.common.exceptions import WebDriverException  # noqa: E402
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
 from selenium.webdriver.remote.webelement import WebElement  # noqa: E402
@@ -267,6 +267,13 @@ async def session(server: MCPServer | None = None, **options: Any) -> AsyncItera
 
 
 def body_class(driver: WebDriver) -> str:
+    # A page that reloads itself (a waiting or done page looking out for the next question) can
+    # replace <body> between finding it and reading it: read the new one.
+    for _ in range(5):
+        try:
+            return driver.find_element(By.TAG_NAME, "body").get_attribute("class") or ""
+        except StaleElementReferenceException:
+            continue
     return driver.find_element(By.TAG_NAME, "body").get_attribute("class") or ""
 
 
