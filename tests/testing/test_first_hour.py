@@ -9,34 +9,13 @@ from elicitkit import ConnectionClosed, MCPError
 from elicitkit.client.results import CallToolResult
 from elicitkit.testing.kit import Kit, accept, hang_up
 
-from ._pytester import run_file
+from ._pytester import SHOP_SERVER, run_file
 from .booking import server
 
 pytest_plugins = ["pytester"]
 pytestmark = pytest.mark.timeout(120)
 
-SHOP = """
-import re
-import pytest
-from pydantic import BaseModel
-from elicitkit import AcceptedElicitation, Context, Server
-from elicitkit.testing.kit import accept, cancel, decline
-
-server = Server("shop")
-
-
-class Size(BaseModel):
-    x: int
-
-
-@server.tool()
-async def order(ctx: Context) -> str:
-    size = await ctx.elicit("How big?", Size)
-    if not isinstance(size, AcceptedElicitation):
-        return f"no order ({size.action})"
-    sure = await ctx.elicit(f"Order size {size.data.x}?", bool)
-    return "ordered" if isinstance(sure, AcceptedElicitation) and sure.data else "not ordered"
-"""
+SHOP = SHOP_SERVER
 
 
 def test_failures_show_the_tests_line_not_the_kit(pytester: pytest.Pytester) -> None:

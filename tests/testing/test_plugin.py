@@ -8,33 +8,12 @@ import sys
 
 import pytest
 
-from ._pytester import run_file
+from ._pytester import SHOP_SERVER, run_file
 
 pytest_plugins = ["pytester"]
 pytestmark = pytest.mark.timeout(120)
 
-SERVER = """
-import re
-import pytest
-from pydantic import BaseModel
-from elicitkit import AcceptedElicitation, Context, Server
-from elicitkit.testing.kit import accept, cancel, decline
-
-server = Server("shop")
-
-
-class Size(BaseModel):
-    x: int
-
-
-@server.tool()
-async def order(ctx: Context) -> str:
-    size = await ctx.elicit("How big?", Size)
-    if not isinstance(size, AcceptedElicitation):
-        return f"no order ({size.action})"
-    sure = await ctx.elicit(f"Order size {size.data.x}?", bool)
-    return "ordered" if isinstance(sure, AcceptedElicitation) and sure.data else "not ordered"
-"""
+SERVER = SHOP_SERVER
 
 
 def run(pytester: pytest.Pytester, tests: str, *args: str) -> pytest.RunResult:
