@@ -399,22 +399,24 @@ def for_version(schema: dict[str, Any], version: str) -> dict[str, Any]:
 class Form:
     """A question's shape: the schema to send, and how to turn an answer back into Python."""
 
-    __slots__ = ("_by_version", "model", "scalar", "schema")
+    __slots__ = ("_by_version", "_required", "model", "scalar", "schema")
 
     def __init__(self, schema: dict[str, Any], model: type[BaseModel] | None, scalar: bool = False) -> None:
         self.schema = schema
         self.model = model  # None: a hand-written dict schema; answers stay dicts
         self.scalar = scalar  # True: one value was asked for; unwrap it from the one-field form
         self._by_version: dict[str, dict[str, Any]] = {}
+        # The model's required fields, read once (a class's ``model_fields`` is a costly descriptor).
+        self._required = (
+            tuple(name for name, info in model.model_fields.items() if info.is_required()) if model is not None else ()
+        )
 
     def parse(self, content: dict[str, Any]) -> Any:
         """A validated answer (``content``) as the model instance, the bare scalar, or the dict."""
         if self.model is None:
             return content
         values = dict(content)
-        for name, info in self.model.model_fields.items():
-            if name not in values and not info.is_required():
-                continue
+        for name in self._required:
             values.setdefault(name, None)
         instance = self.model.model_validate(values)
         return getattr(instance, SCALAR_FIELD) if self.scalar else instance

@@ -108,10 +108,16 @@ class FunctionPlan:
     def is_async(self) -> bool:
         return inspect.iscoroutinefunction(self.fn)
 
+    @functools.cached_property
+    def _field_names(self) -> tuple[str, ...]:
+        # Read once: pydantic 2.11+ serves a class's ``model_fields`` through a descriptor that
+        # costs more than validating a small call's arguments.
+        return tuple(self.arguments_model.model_fields)
+
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """Arguments -> validated keyword values; raises pydantic's ValidationError."""
         model = self.arguments_model.model_validate(arguments)
-        return {name: getattr(model, name) for name in type(model).model_fields}
+        return {name: getattr(model, name) for name in self._field_names}
 
     def invoke(self, values: dict[str, Any], *, thread: bool = False) -> Awaitable[Any]:
         """Call the function (await the result). An async function's own coroutine comes back

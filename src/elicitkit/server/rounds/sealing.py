@@ -352,24 +352,28 @@ class AeadStateCodec:
         """
         key = self.keyring._sealing()
         ttl = self.ttl_seconds if ttl_seconds is None else ttl_seconds
-        stamped = payload.model_copy(
-            update={
-                "version": PAYLOAD_VERSION,
-                "method": binding.method,
-                "target": binding.target,
-                "arguments_digest": binding.arguments_digest,
-                "principal": binding.principal,
-                "exp": int(self._clock()) + ttl,
-                "nonce": secrets.token_urlsafe(12),
-            }
-        )
+        # The stamped payload as a plain dict in field order: what ``model_copy(update=...)``
+        # and ``model_dump()`` gave, without pydantic on the round's path.
+        stamped = {
+            "version": PAYLOAD_VERSION,
+            "method": binding.method,
+            "target": binding.target,
+            "arguments_digest": binding.arguments_digest,
+            "principal": binding.principal,
+            "exp": int(self._clock()) + ttl,
+            "round": payload.round,
+            "nonce": secrets.token_urlsafe(12),
+            "questions": payload.questions,
+            "answers": payload.answers,
+            "app": payload.app,
+        }
         try:
-            body = canonical_json(stamped.model_dump())
+            body = _payload_json(stamped)
         except (TypeError, ValueError) as exc:
             raise ValueError("SealedState answers and app must hold only JSON values") from exc
         inner_nonce = os.urandom(_NONCE)
         inner = inner_nonce + key.inner.encrypt(inner_nonce, body, _binding_aad(key.kid, binding))
-        recorded = canonical_json(binding._fields())
+        recorded = _strings_json(binding._fields())
         outer_nonce = os.urandom(_NONCE)
         plain = _LEN.pack(len(recorded)) + recorded + inner
         blob = outer_nonce + key.outer.encrypt(outer_nonce, plain, _header_aad(key.kid))
@@ -414,11 +418,19 @@ class AeadStateCodec:
             body = key.inner.decrypt(inner[:_NONCE], inner[_NONCE:], _binding_aad(kid, binding))
         except InvalidTag:
             raise InvalidRequestState("inner authentication failed for this binding") from None
-        try:
-            payload = SealedState.model_validate_json(body)
-        except ValidationError:
-            raise InvalidRequestState("malformed payload") from None
-        if payload.version != PAYLOAD_VERSION or payload.binding != binding:
+        payload = _fast_payload(body)
+        if payload is None:  # not the shape seal() writes: the strict model decides
+            try:
+                payload = SealedState.model_validate_json(body)
+            except ValidationError:
+                raise InvalidRequestState("malformed payload") from None
+        if (
+            payload.version != PAYLOAD_VERSION
+            or payload.method != binding.method
+            or payload.target != binding.target
+            or payload.arguments_digest != binding.arguments_digest
+            or payload.principal != binding.principal
+        ):
             raise InvalidRequestState("payload version or binding disagrees with its envelope")
         now = self._clock()
         if now >= payload.exp:
@@ -437,14 +449,98 @@ def _header_aad(kid: str) -> bytes:
 
 
 def _binding_aad(kid: str, binding: StateBinding) -> bytes:
-    return canonical_json(["elicitkit/requestState", TOKEN_VERSION, kid, *binding._fields()])
+    return _strings_json(["elicitkit/requestState", TOKEN_VERSION, kid, *binding._fields()])
+
+
+def _strings_json(values: list[str | None]) -> bytes:
+    """:func:`canonical_json` of a list of strings and None (no number, so no NaN to refuse):
+    orjson's bytes, or the careful path for what orjson refuses (lone surrogates)."""
+    try:
+        return orjson.dumps(values)
+    except TypeError:
+        return canonical_json(values)
+
+
+def _payload_json(stamped: dict[str, Any]) -> bytes:
+    """:func:`canonical_json` of a stamped payload. Only ``answers`` and ``app`` hold values the
+    codec did not make itself, so only they are searched for NaN and infinities (which orjson
+    would write as null)."""
+    try:
+        fast = orjson.dumps(stamped, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return canonical_json(stamped)
+    if _finite(stamped["answers"]) and _finite(stamped["app"]):
+        return fast
+    return canonical_json(stamped)  # raises: NaN and infinities are not JSON
+
+
+_PAYLOAD_FIELDS = frozenset(SealedState.model_fields)
+_PAYLOAD_STRINGS = ("method", "target", "arguments_digest", "nonce")
+
+
+def _fast_payload(body: bytes) -> SealedState | None:
+    """The payload, when ``body`` has exactly the shape :meth:`AeadStateCodec.seal` writes and
+    every value has the type the strict model demands; None for anything else, which the
+    strict model then judges (so this only ever accepts what it would accept)."""
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    if type(data) is not dict or data.keys() != _PAYLOAD_FIELDS:
+        return None
+    rnd, questions, answers, principal = data["round"], data["questions"], data["answers"], data["principal"]
+    if (
+        type(data["version"]) is not int
+        or type(data["exp"]) is not int
+        or type(rnd) is not int
+        or rnd < 0
+        or (principal is not None and type(principal) is not str)
+        or type(questions) is not dict
+        or type(answers) is not dict
+        or any(type(data[name]) is not str for name in _PAYLOAD_STRINGS)
+        or any(type(value) is not str for value in questions.values())
+        or not answers.keys() <= questions.keys()
+    ):
+        return None
+    return _construct(data)
+
+
+def _set_fields(fields: dict[str, Any]) -> SealedState:
+    """A checked payload as a model, without pydantic's per-field loop: what ``model_construct``
+    does when every field is given (its dict, the fields set, no extras, no private state)."""
+    state = SealedState.__new__(SealedState)
+    setattr_ = object.__setattr__
+    setattr_(state, "__dict__", fields)
+    setattr_(state, "__pydantic_fields_set__", set(_PAYLOAD_FIELDS))
+    setattr_(state, "__pydantic_extra__", None)
+    setattr_(state, "__pydantic_private__", None)
+    return state
+
+
+def _pick_constructor() -> Callable[[dict[str, Any]], SealedState]:
+    """The quick constructor where it makes what ``model_construct`` makes (checked once, at
+    import, so another pydantic version falls back instead of building something else)."""
+    sample = {name: SealedState.model_fields[name].get_default(call_default_factory=True) for name in _PAYLOAD_FIELDS}
+    made = _set_fields(dict(sample))
+    try:
+        ok = made == SealedState.model_construct(**sample) and made.model_dump() == sample
+    except Exception:  # pragma: no cover - a pydantic whose internals differ
+        ok = False
+    return _set_fields if ok else lambda fields: SealedState.model_construct(**fields)  # pragma: no cover
+
+
+_construct = _pick_constructor()
 
 
 def _split_outer(plain: bytes) -> tuple[list[Any], bytes]:
     """The recorded binding and inner blob; authenticated bytes, so a bad shape is our bug."""
     try:
         (size,) = _LEN.unpack_from(plain)
-        recorded = json.loads(plain[_LEN.size : _LEN.size + size])
+        raw = plain[_LEN.size : _LEN.size + size]
+        try:
+            recorded = orjson.loads(raw)
+        except orjson.JSONDecodeError:  # lone surrogates (written with surrogatepass): the stdlib reads them
+            recorded = json.loads(raw)
         inner = plain[_LEN.size + size :]
         if not isinstance(recorded, list) or len(recorded) != 4 or len(inner) < _MIN_BLOB:
             raise ValueError("bad envelope")
@@ -462,3 +558,23 @@ def _preview(value: object, limit: int = 40) -> str:
 def default_codec() -> StateCodec:
     """Sealing under :func:`~elicitkit.server.rounds.keys.load_keyring`'s keys (shared or fresh)."""
     return AeadStateCodec(load_keyring())
+
+
+def construct_state(round_no: int, questions: dict[str, str], answers: dict[str, Any], app: Any) -> SealedState:
+    """An unstamped payload from a round's own values (``answers`` keyed by asked questions, as
+    the model's validator demands: the caller checks that), built without validation."""
+    return _construct(
+        {
+            "version": PAYLOAD_VERSION,
+            "method": "",
+            "target": "",
+            "arguments_digest": "",
+            "principal": None,
+            "exp": 0,
+            "round": round_no,
+            "nonce": "",
+            "questions": questions,
+            "answers": answers,
+            "app": app,
+        }
+    )
