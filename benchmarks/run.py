@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
+import itertools
 import json
 import math
 import os
@@ -218,6 +219,7 @@ SCENARIOS: dict[str, Scenario] = {
         ),
         calls={"elicitkit": _book_elicitkit, "official": _book_official},
         client_options={"elicitkit": _elicitkit_options("modern"), "official": _official_options("2026-07-28")},
+        parkable=True,  # parked between its rounds: the server has answered and should hold nothing
     ),
 }
 SCENARIO_ORDER = ("echo", "form", "resolver")
@@ -710,6 +712,7 @@ class Config:
     stderr_log: Path | None
     profile_dir: Path | None
     park_sizes: list[int]
+    park_scenarios: list[str]
     park_transports: list[str]
     park_tracemalloc: bool
     park_timeout: float
@@ -725,7 +728,8 @@ class Config:
 
     def as_dict(self) -> dict[str, Any]:
         keys = ("scenarios", "transports", "sdks", "rounds", "calls", "warmup", "concurrency")
-        keys += ("park_sizes", "park_transports", "park_tracemalloc", "park_timeout", "official_park_cap")
+        keys += ("park_sizes", "park_scenarios", "park_transports", "park_tracemalloc", "park_timeout")
+        keys += ("official_park_cap",)
         return {**{k: getattr(self, k) for k in keys}, "pinned": self.pinned, "profiled": self.profile_dir is not None}
 
 
@@ -846,7 +850,7 @@ def run_transport(cfg: Config, scenario: str, transport: str, tag: str) -> dict[
 
 # ----------------------------------------------------------------------------- parking
 
-PARK_SCENARIO = "form"
+PARK_SCENARIOS = ("form", "resolver")
 PARK_WARMUP = 500
 
 
@@ -866,9 +870,13 @@ def _server_memory(pid: int | None, memfile: Path, timeout: float) -> dict[str, 
     raise ProcessError(f"server {pid} did not report its memory use within {timeout:.0f}s")
 
 
-def run_parking(cfg: Config, transport: str, sdk: str, n: int, tag: str, *, tracemalloc: bool) -> dict[str, Any]:
-    """Park ``n`` legacy elicitations (S1's question, the client's callback holding every answer)
-    on fresh processes: memory before and while parked, then release all and check each result."""
+def run_parking(
+    cfg: Config, transport: str, sdk: str, n: int, tag: str, *, tracemalloc: bool, scenario: str = "form"
+) -> dict[str, Any]:
+    """Park ``n`` calls (the client's callback holding every answer) on fresh processes: memory
+    before and while parked, then release all and check each result. ``form`` (S1): legacy
+    elicitations, each waiting in the server; ``resolver`` (S2): 2026 rounds, each answered by
+    the server (InputRequiredResult) and waiting in the client before its retry."""
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="elicitkit-park-") as tmp, fleet(tag) as children:
@@ -876,7 +884,7 @@ def run_parking(cfg: Config, transport: str, sdk: str, n: int, tag: str, *, trac
         pairs = start_pairs(
             cfg,
             children,
-            PARK_SCENARIO,
+            scenario,
             transport,
             [sdk],
             tag,
@@ -896,6 +904,7 @@ def run_parking(cfg: Config, transport: str, sdk: str, n: int, tag: str, *, trac
         pair.worker.tell("release")
         released = pair.worker.result(cfg.park_timeout + cfg.timeout)
     entry: dict[str, Any] = {
+        "scenario": scenario,
         "transport": transport,
         "sdk": sdk,
         "n": n,
@@ -926,28 +935,29 @@ def run_all_parking(cfg: Config, tag: str) -> list[dict[str, Any]]:
     passes = [(n, False) for n in cfg.park_sizes]
     if cfg.park_tracemalloc and cfg.park_sizes:
         passes.append((min(cfg.park_sizes), True))
-    for n, traced in passes:
-        for transport in cfg.park_transports:
-            for sdk in cfg.sdks:
-                cap = cfg.official_park_cap.get(transport) if sdk == "official" else None
-                if cap is not None and n > cap:
-                    _progress(f"  parking {n:,} on {TRANSPORT_TITLES[transport]} with {sdk}: skipped (cap {cap:,})")
-                    entries.append({"transport": transport, "sdk": sdk, "n": n, "tracemalloc": traced, "skipped": cap})
-                    continue
-                what = "tracemalloc " if traced else ""
-                _progress(f"  parking {n:,} {what}on {TRANSPORT_TITLES[transport]} with {sdk}")
-                try:
-                    entry = run_parking(cfg, transport, sdk, n, tag, tracemalloc=traced)
-                except ProcessError as exc:
-                    _progress(f"    failed: {exc}")
-                    entry = {"transport": transport, "sdk": sdk, "n": n, "tracemalloc": traced, "error": str(exc)}
-                else:
-                    _progress(
-                        f"    parked {entry['parked']:,} in {entry['parked_seconds']:.1f} s; server "
-                        f"{_kib(entry.get('server_rss_per_parked'))} KiB/parked RSS; "
-                        f"{entry['ok']:,} answered right, {entry['failed']:,} wrong"
-                    )
-                entries.append(entry)
+    for scenario, (n, traced), transport, sdk in itertools.product(
+        cfg.park_scenarios, passes, cfg.park_transports, cfg.sdks
+    ):
+        base = {"scenario": scenario, "transport": transport, "sdk": sdk, "n": n, "tracemalloc": traced}
+        cap = cfg.official_park_cap.get(transport) if sdk == "official" else None
+        if cap is not None and n > cap:
+            _progress(f"  parking {n:,} on {TRANSPORT_TITLES[transport]} with {sdk}: skipped (cap {cap:,})")
+            entries.append({**base, "skipped": cap})
+            continue
+        what = "tracemalloc " if traced else ""
+        _progress(f"  parking {n:,} {scenario} {what}on {TRANSPORT_TITLES[transport]} with {sdk}")
+        try:
+            entry = run_parking(cfg, transport, sdk, n, tag, tracemalloc=traced, scenario=scenario)
+        except ProcessError as exc:
+            _progress(f"    failed: {exc}")
+            entry = {**base, "error": str(exc)}
+        else:
+            _progress(
+                f"    parked {entry['parked']:,} in {entry['parked_seconds']:.1f} s; server "
+                f"{_kib(entry.get('server_rss_per_parked'))} KiB/parked RSS; "
+                f"{entry['ok']:,} answered right, {entry['failed']:,} wrong"
+            )
+        entries.append(entry)
     return entries
 
 
@@ -1033,8 +1043,9 @@ def render_table(report: dict[str, Any]) -> str:
         versions = sorted({str(v[s]["protocol_version"]) for v in results.values() for s in cfg["sdks"]})
         body += ["", f"scenario {scenario}: {SCENARIOS[scenario].title}; protocol {', '.join(versions)}", ""]
         body += [*_latency_table(results, cfg["sdks"]), "", *_cpu_table(results, cfg["sdks"])]
-    if report.get("parking"):
-        body += ["", *_parking_table(report["parking"])]
+    parking = report.get("parking") or []
+    for scenario in dict.fromkeys(e.get("scenario", "form") for e in parking):
+        body += ["", *_parking_table([e for e in parking if e.get("scenario", "form") == scenario], scenario)]
     return "\n".join([*head, *body, "", f"total run time {report['elapsed_s']:.1f} s"])
 
 
@@ -1078,12 +1089,18 @@ def _cpu_table(results: dict[str, Any], sdks: list[str]) -> list[str]:
     return _grid(rows)
 
 
-def _parking_table(entries: list[dict[str, Any]]) -> list[str]:
-    """Memory per parked legacy elicitation, per transport, SDK and number parked."""
+PARK_TITLES = {
+    "form": "S1's question on {versions}, N calls at once",
+    "resolver": "S2's rounds on {versions} (each answered by the server: InputRequiredResult), N calls at once",
+}
+
+
+def _parking_table(entries: list[dict[str, Any]], scenario: str = "form") -> list[str]:
+    """Memory per parked call, per transport, SDK and number parked (one scenario)."""
     versions = sorted({e["protocol_version"] for e in entries if "protocol_version" in e})
     lines = [
-        f"parking: S1's question on {', '.join(versions)}, "
-        "N calls at once, every answer held back by the client's callback (a person who has not answered).",
+        f"parking: {PARK_TITLES[scenario].format(versions=', '.join(versions))}, "
+        "every answer held back by the client's callback (a person who has not answered).",
         "KiB per parked call = (memory while all N are parked - memory before) / N; RSS from /proc, "
         "traced = tracemalloc (Python allocations only, separate run).",
         "",
@@ -1301,6 +1318,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "quick 1000); 0 or empty: no parking",
     )
     add(
+        "--park-scenarios",
+        default=",".join(PARK_SCENARIOS),
+        help="what to park: form (S1, legacy questions waiting in the server), resolver (S2, 2026 rounds "
+        "waiting in the client); default both",
+    )
+    add(
         "--park-transports",
         default=None,
         help="transports to park on (default memory,stdio,http; quick stdio,http)",
@@ -1361,6 +1384,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
             parser.error(f"{flag}: unknown {bad or 'empty list'}; choose from {', '.join(allowed)}")
         setattr(args, name, [x for x in allowed if x in chosen])
     args.park_transports = [t for t in args.park_transports if t in args.transports]
+    args.park_scenarios = [x.strip() for x in args.park_scenarios.split(",") if x.strip()]
+    bad = [x for x in args.park_scenarios if x not in PARK_SCENARIOS]
+    if bad:
+        parser.error(f"--park-scenarios: unknown {bad}; choose from {', '.join(PARK_SCENARIOS)}")
     if args.rounds < 1 or (args.calls is not None and args.calls < 1) or args.concurrency < 1 or args.warmup < 0:
         parser.error("--rounds, --calls and --concurrency must be positive, --warmup not negative")
     return args
@@ -1390,6 +1417,7 @@ def main(argv: list[str]) -> int:
         stderr_log=args.stderr_log.resolve() if args.stderr_log else None,
         profile_dir=args.profile.resolve() if args.profile else None,
         park_sizes=args.park_sizes,
+        park_scenarios=args.park_scenarios,
         park_transports=args.park_transports,
         park_tracemalloc=args.park_tracemalloc,
         park_timeout=args.park_timeout,

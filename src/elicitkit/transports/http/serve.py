@@ -8,7 +8,13 @@ around a request, which an ASGI app cannot see:
   ``body_timeout`` seconds of the headers; otherwise the connection gets a 408 and is closed.
   Both are deadlines, not idle timers, so a client trickling one byte a second cannot hold a
   connection. uvicorn's own ``timeout_keep_alive`` (5 s) still closes idle kept-alive
-  connections. An app from :func:`create_app` runs under whatever server you choose: set its
+  connections.
+- **Idle connections.** At most ``max_idle_connections`` (64) kept-alive connections wait for
+  a next request; a response that would make one more says ``connection: close``. A client
+  that parks many 2026 rounds at once (each answered, its connection then idle until the
+  person answers) would otherwise leave the server holding a connection per round. An idle
+  connection keeps nothing of its last request (no headers, scope or request cycle).
+  An app from :func:`create_app` runs under whatever server you choose: set its
   limits there.
 - **Logging.** Quiet by default: uvicorn logs at ``warning`` and writes no access log;
   ``log_level=`` and ``access_log=`` change that.
@@ -180,6 +186,7 @@ def _with_backplane(server: Endpoint, options: dict[str, Any]) -> dict[str, Any]
 logger = logging.getLogger("elicitkit.http")
 
 DEFAULT_HEADER_TIMEOUT = 10.0  # seconds for a request's whole header block
+DEFAULT_MAX_IDLE_CONNECTIONS = 64  # kept-alive connections waiting for a next request, at most
 DEFAULT_BODY_TIMEOUT = 30.0  # seconds for its whole body once the headers are in (4 MiB at ~140 kB/s)
 DEFAULT_SHUTDOWN_GRACE = 5.0  # seconds requests in flight get after SIGINT/SIGTERM
 DEFAULT_LOG_LEVEL = "warning"
@@ -207,20 +214,37 @@ _REQUEST_TIMEOUT = (
 )
 
 
-def timed_protocol(header_timeout: float | None, body_timeout: float | None) -> type[asyncio.Protocol]:
+def timed_protocol(
+    header_timeout: float | None, body_timeout: float | None, max_idle: int | None = None
+) -> type[asyncio.Protocol]:
     """uvicorn's httptools protocol with deadlines for reading a request (None: no deadline),
-    and a cap of :data:`MAX_HEADER_BYTES` on a request's header block (431 beyond it).
+    a cap of :data:`MAX_HEADER_BYTES` on a request's header block (431 beyond it), and at most
+    ``max_idle`` kept-alive idle connections (None: no cap).
 
     uvicorn has no deadline: its keep-alive timer runs only between requests, so a connection
     that sends nothing, or a byte a second, is kept forever (measured: 20 of 20 such sockets
     still open after 12 s; with the default deadlines, none). One timer per connection at a
     time, re-armed only when it fires early, keeps the cost per request to a few attribute writes.
     """
-    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
+
+    cap = math.inf if max_idle is None else max_idle
+
+    class CappedCycle(RequestResponseCycle):
+        """uvicorn's request cycle, deciding keep-alive when the response starts: closed when
+        ``max_idle`` connections already wait idle (a burst of answered 2026 rounds, say)."""
+
+        def send(self, message: Any) -> Awaitable[None]:  # type: ignore[override]
+            # A plain function handing back uvicorn's coroutine: no frame of ours per message.
+            if self.keep_alive and not self.response_started and TimedHttpToolsProtocol.idle >= cap:
+                self.keep_alive = False
+            return super().send(message)
 
     class TimedHttpToolsProtocol(HttpToolsProtocol):
-        # Slots: four more keys would grow every connection's instance dict to its next size.
-        __slots__ = ("_deadline", "_header_bytes", "_phase", "_read_timer")
+        # Slots: more keys would grow every connection's instance dict to its next size.
+        __slots__ = ("_deadline", "_header_bytes", "_idle", "_phase", "_read_timer")
+
+        idle = 0  # connections of this server kept alive between requests (one class per server)
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
@@ -228,6 +252,7 @@ def timed_protocol(header_timeout: float | None, body_timeout: float | None) -> 
             self._deadline = 0.0
             self._read_timer: asyncio.TimerHandle | None = None
             self._header_bytes = 0
+            self._idle = False
 
         def _reading(self, phase: int, limit: float | None) -> None:
             self._phase = phase
@@ -258,13 +283,34 @@ def timed_protocol(header_timeout: float | None, body_timeout: float | None) -> 
                     self.transport.close()
 
         def on_message_begin(self) -> None:
+            if self._idle:
+                self._idle = False
+                TimedHttpToolsProtocol.idle -= 1
             super().on_message_begin()
             if self._phase == _IDLE:  # a kept-alive connection's next request
                 self._reading(_HEADERS, header_timeout)
 
         def on_headers_complete(self) -> None:
             super().on_headers_complete()
+            cycle = self.cycle
+            if cycle is not None and type(cycle) is RequestResponseCycle:
+                cycle.__class__ = CappedCycle  # its task has not run yet: every send goes through the cap
             self._reading(_BODY, body_timeout)
+
+        def on_response_complete(self) -> None:
+            pipelined = bool(self.pipeline)  # (super() starts the next one: self.cycle is that one)
+            super().on_response_complete()
+            if pipelined or self.transport.is_closing() or self.parser is None:
+                return
+            # Kept alive, waiting for a next request: hold nothing of the last one (its cycle,
+            # scope and headers stay with its task while that still runs, and go with it).
+            self.cycle = None  # type: ignore[assignment]
+            self.scope = None  # type: ignore[assignment]
+            self.headers = []
+            self.url = b""
+            if not self._idle:
+                self._idle = True
+                TimedHttpToolsProtocol.idle += 1
 
         def on_message_complete(self) -> None:
             super().on_message_complete()
@@ -275,6 +321,9 @@ def timed_protocol(header_timeout: float | None, body_timeout: float | None) -> 
                 self._read_timer = None
 
         def connection_lost(self, exc: Exception | None) -> None:
+            if self._idle:
+                self._idle = False
+                TimedHttpToolsProtocol.idle -= 1
             if self._read_timer is not None:
                 self._read_timer.cancel()
                 self._read_timer = None
@@ -322,6 +371,7 @@ def _config(
     header_timeout: float | None,
     body_timeout: float | None,
     shutdown_grace: float,
+    max_idle_connections: int | None = DEFAULT_MAX_IDLE_CONNECTIONS,
 ) -> uvicorn.Config:
     import uvicorn
 
@@ -333,7 +383,7 @@ def _config(
         access_log=access_log,
         lifespan="on",
         interface="asgi3",
-        http=timed_protocol(header_timeout, body_timeout),
+        http=timed_protocol(header_timeout, body_timeout, max_idle_connections),
         # The last line before the force exit: cancel requests still running after the grace
         # and the end of every session.
         timeout_graceful_shutdown=math.ceil(shutdown_grace + _CANCEL_MARGIN),
@@ -388,6 +438,7 @@ async def serve_http_background(
     header_timeout: float | None = DEFAULT_HEADER_TIMEOUT,
     body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
     shutdown_grace: float = DEFAULT_SHUTDOWN_GRACE,
+    max_idle_connections: int | None = DEFAULT_MAX_IDLE_CONNECTIONS,
     **options: Any,
 ) -> AsyncIterator[HTTPServerHandle]:
     """Run uvicorn in this event loop for the duration of the block (port 0: pick a free one).
@@ -405,6 +456,7 @@ async def serve_http_background(
         header_timeout=header_timeout,
         body_timeout=body_timeout,
         shutdown_grace=shutdown_grace,
+        max_idle_connections=max_idle_connections,
     )
     userver = _uvicorn_server(config, app.handler.table, shutdown_grace, own_signals=False)
     async with anyio.create_task_group() as tg:
@@ -454,6 +506,7 @@ async def serve_http(
     body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
     shutdown_grace: float = DEFAULT_SHUTDOWN_GRACE,
     on_listening: Callable[[str], None] | None = None,
+    max_idle_connections: int | None = DEFAULT_MAX_IDLE_CONNECTIONS,
     **options: Any,
 ) -> None:
     """Serve until SIGINT or SIGTERM, then shut down and return (exit status 0).
@@ -479,6 +532,7 @@ async def serve_http(
         header_timeout=header_timeout,
         body_timeout=body_timeout,
         shutdown_grace=shutdown_grace,
+        max_idle_connections=max_idle_connections,
     )
     table = app.handler.table
     shown = f"[{host}]" if ":" in host else host
