@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
+from elicitkit._models import constructor
 from elicitkit.errors import ElicitkitError
 from elicitkit.protocol.modern import (
     MRTR_METHODS,
@@ -90,20 +91,25 @@ class InputRequiredResult(BaseModel):
             entry_params = entry.get("params", {})
             if not isinstance(entry_params, dict):
                 raise InputRequestViolation(f"inputRequests[{key!r}].params must be an object")
-            requests[key] = InputRequest(method=entry["method"], params=entry_params)
+            # Checked above, field by field: built without validating again (extras dropped, as
+            # the model's constructor drops everything but method and params it is given).
+            requests[key] = _request({"method": entry["method"], "params": entry_params})
         state = result.get("requestState")
         if state is not None and not isinstance(state, str):
             raise InputRequestViolation("requestState must be a string")
         if raw_requests is None and state is None:
             raise InputRequestViolation("an input_required result needs inputRequests or requestState")
         meta = result.get("_meta")
-        return cls(
-            method=method,
-            params=original_params(params),
-            input_requests=requests,
-            request_state=state,
-            meta=meta if isinstance(meta, dict) else None,
-        )
+        fields = {
+            "method": method,
+            "params": original_params(params),
+            "input_requests": requests,
+            "request_state": state,
+            "meta": meta if isinstance(meta, dict) else None,
+        }
+        if cls is InputRequiredResult and type(method) is str and type(params) is dict:
+            return _result(fields)
+        return cls(**fields)
 
     @property
     def name(self) -> str | None:
@@ -117,6 +123,13 @@ class InputRequiredResult(BaseModel):
     @classmethod
     def from_json(cls, data: str | bytes) -> InputRequiredResult:
         return cls.model_validate_json(data)
+
+
+_request = constructor(InputRequest, {"method": "elicitation/create", "params": {}})
+_result = constructor(
+    InputRequiredResult,
+    {"method": "tools/call", "params": {}, "input_requests": {}, "request_state": None, "meta": None},
+)
 
 
 def original_params(params: dict[str, Any]) -> dict[str, Any]:
@@ -195,7 +208,13 @@ async def drive(
             responses = None
             await anyio.sleep(min(backoff * (2**idle), MAX_BACKOFF))
             idle += 1
-        result = await send(method, retry_params(params, responses, pending.request_state))
+        # pending.params are the original params already (without the round's own parts)
+        retried = dict(pending.params)
+        if responses:
+            retried["inputResponses"] = responses
+        if pending.request_state is not None:
+            retried["requestState"] = pending.request_state
+        result = await send(method, retried)
 
 
 async def complete_url_elicitations(

@@ -12,8 +12,11 @@ def elicitation_modes(client_capabilities: dict[str, Any] | None) -> frozenset[s
     elicitation = client_capabilities.get("elicitation")
     if not isinstance(elicitation, dict):
         return frozenset()
-    modes = frozenset(m for m in ("form", "url") if isinstance(elicitation.get(m), dict))
-    return modes or frozenset({"form"})
+    form, url = isinstance(elicitation.get("form"), dict), isinstance(elicitation.get("url"), dict)
+    return _BOTH if form and url else (_URL if url else _FORM)  # nothing named: form only
+
+
+_FORM, _URL, _BOTH = frozenset({"form"}), frozenset({"url"}), frozenset({"form", "url"})
 
 
 def declares(client_capabilities: dict[str, Any] | None, name: str) -> bool:

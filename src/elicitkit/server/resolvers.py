@@ -376,7 +376,7 @@ async def resolve(
     pending: dict[str, Elicit[Any]] = {}
     blocked: set[str] = set()
     for node in graph.nodes:
-        if any(s.kind == "resolved" and s.name in blocked for s in node.sources):
+        if blocked and any(s.kind == "resolved" and s.name in blocked for s in node.sources):
             blocked.add(node.key)
             continue
         kwargs: dict[str, Any] = {}

@@ -6,7 +6,6 @@ Rotate by putting the new key first and keeping the old one until its tokens hav
 
 from __future__ import annotations
 
-import base64
 import binascii
 import hashlib
 import hmac
@@ -141,16 +140,22 @@ def load_keyring(environ: Mapping[str, str] | None = None) -> KeyRing:
     return KeyRing.from_env(ENV_VAR, env) if env.get(ENV_VAR, "").strip() else KeyRing.generate()
 
 
+_TO_URL = bytes.maketrans(b"+/", b"-_")
+_FROM_URL = bytes.maketrans(b"-_", b"+/")
+
+
 def b64encode(raw: bytes) -> str:
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+    """Unpadded base64url (binascii directly: ``base64.urlsafe_b64encode`` is three calls more)."""
+    return binascii.b2a_base64(raw, newline=False).translate(_TO_URL).rstrip(b"=").decode("ascii")
 
 
 def b64decode(text: str) -> bytes | None:
     """Strict unpadded base64url: only canonical encodings, so no two strings give one token."""
     if not _B64URL.fullmatch(text) or len(text) % 4 == 1:
         return None
-    try:
-        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    try:  # the alphabet is checked above: strict decoding of the standard one after translating
+        padded = (text + "=" * (-len(text) % 4)).encode("ascii")
+        raw = binascii.a2b_base64(padded.translate(_FROM_URL), strict_mode=True)
     except (binascii.Error, ValueError):
         return None
     return raw if b64encode(raw) == text else None

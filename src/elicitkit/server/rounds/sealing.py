@@ -34,6 +34,7 @@ import orjson
 from cryptography.exceptions import InvalidTag
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from elicitkit._models import constructor
 from elicitkit.errors import ElicitkitError
 from elicitkit.protocol.errors import INVALID_PARAMS, MCPError
 from elicitkit.protocol.modern import NAME_PARAM, RESERVED_PARAMS
@@ -107,7 +108,12 @@ def digest_arguments(arguments: Mapping[str, Any] | None) -> str:
     ``None`` counts as ``{}`` (an omitted ``arguments`` is an empty one). Top-level
     ``_meta``, ``inputResponses`` and ``requestState`` are dropped: they change every round.
     """
-    salient = {} if arguments is None else {k: v for k, v in arguments.items() if k not in RESERVED_PARAMS}
+    if arguments is None:
+        salient: Mapping[str, Any] = {}
+    elif type(arguments) is dict and RESERVED_PARAMS.isdisjoint(arguments):
+        salient = arguments  # nothing to drop: no copy
+    else:
+        salient = {k: v for k, v in arguments.items() if k not in RESERVED_PARAMS}
     try:
         return hashlib.sha256(canonical_json(salient)).hexdigest()
     except RecursionError:  # ~1,000 levels: the peer's mistake, not ours (issue 12 #12)
@@ -475,7 +481,6 @@ def _payload_json(stamped: dict[str, Any]) -> bytes:
 
 
 _PAYLOAD_FIELDS = frozenset(SealedState.model_fields)
-_PAYLOAD_STRINGS = ("method", "target", "arguments_digest", "nonce")
 
 
 def _fast_payload(body: bytes) -> SealedState | None:
@@ -497,39 +502,35 @@ def _fast_payload(body: bytes) -> SealedState | None:
         or (principal is not None and type(principal) is not str)
         or type(questions) is not dict
         or type(answers) is not dict
-        or any(type(data[name]) is not str for name in _PAYLOAD_STRINGS)
-        or any(type(value) is not str for value in questions.values())
+        or type(data["method"]) is not str
+        or type(data["target"]) is not str
+        or type(data["arguments_digest"]) is not str
+        or type(data["nonce"]) is not str
         or not answers.keys() <= questions.keys()
     ):
         return None
+    for value in questions.values():
+        if type(value) is not str:
+            return None
     return _construct(data)
 
 
-def _set_fields(fields: dict[str, Any]) -> SealedState:
-    """A checked payload as a model, without pydantic's per-field loop: what ``model_construct``
-    does when every field is given (its dict, the fields set, no extras, no private state)."""
-    state = SealedState.__new__(SealedState)
-    setattr_ = object.__setattr__
-    setattr_(state, "__dict__", fields)
-    setattr_(state, "__pydantic_fields_set__", set(_PAYLOAD_FIELDS))
-    setattr_(state, "__pydantic_extra__", None)
-    setattr_(state, "__pydantic_private__", None)
-    return state
-
-
-def _pick_constructor() -> Callable[[dict[str, Any]], SealedState]:
-    """The quick constructor where it makes what ``model_construct`` makes (checked once, at
-    import, so another pydantic version falls back instead of building something else)."""
-    sample = {name: SealedState.model_fields[name].get_default(call_default_factory=True) for name in _PAYLOAD_FIELDS}
-    made = _set_fields(dict(sample))
-    try:
-        ok = made == SealedState.model_construct(**sample) and made.model_dump() == sample
-    except Exception:  # pragma: no cover - a pydantic whose internals differ
-        ok = False
-    return _set_fields if ok else lambda fields: SealedState.model_construct(**fields)  # pragma: no cover
-
-
-_construct = _pick_constructor()
+_construct = constructor(
+    SealedState,
+    {
+        "version": PAYLOAD_VERSION,
+        "method": "tools/call",
+        "target": "t",
+        "arguments_digest": "d",
+        "principal": None,
+        "exp": 1,
+        "round": 1,
+        "nonce": "n",
+        "questions": {"q1": "f"},
+        "answers": {"q1": {"action": "accept"}},
+        "app": None,
+    },
+)
 
 
 def _split_outer(plain: bytes) -> tuple[list[Any], bytes]:

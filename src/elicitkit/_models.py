@@ -1,0 +1,54 @@
+"""Building pydantic models from values the caller has already checked, without validation.
+
+``Model.model_construct`` loops over every field in Python (defaults, aliases, extras) and
+costs as much as validating a small model; on a hot path whose values are known good (a
+payload this process sealed, a result it has just checked field by field) that loop is
+waste. :func:`constructor` returns a function that sets what ``model_construct`` would set
+when every field is given, after checking once, at import, that the result is the same model
+``model_construct`` makes (another pydantic version falls back to ``model_construct``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+M = TypeVar("M", bound=BaseModel)
+
+__all__ = ["constructor"]
+
+
+def constructor(cls: type[M], sample: dict[str, Any]) -> Callable[[dict[str, Any]], M]:
+    """A builder of ``cls`` from a dict holding every field (the dict becomes the model's own).
+
+    ``sample``: every field with a value of its type, to check the quick way against pydantic's.
+    """
+    names = frozenset(cls.model_fields)
+    extra = {} if cls.model_config.get("extra") == "allow" else None
+    new, setattr_ = cls.__new__, object.__setattr__
+
+    def quick(fields: dict[str, Any]) -> M:
+        model = new(cls)
+        setattr_(model, "__dict__", fields)
+        setattr_(model, "__pydantic_fields_set__", set(names))
+        setattr_(model, "__pydantic_extra__", None if extra is None else {})
+        setattr_(model, "__pydantic_private__", None)
+        return model
+
+    def slow(fields: dict[str, Any]) -> M:  # pragma: no cover - a pydantic whose internals differ
+        return cls.model_construct(**fields)
+
+    try:
+        made, reference = quick(dict(sample)), cls.model_construct(**sample)
+        same = (
+            set(sample) == names
+            and made == reference
+            and made.model_dump() == reference.model_dump()
+            and made.model_fields_set == reference.model_fields_set
+            and made.model_extra == reference.model_extra
+        )
+    except Exception:  # pragma: no cover - a pydantic whose internals differ
+        same = False
+    return quick if same else slow
