@@ -26,14 +26,14 @@ def constructor(cls: type[M], sample: dict[str, Any]) -> Callable[[dict[str, Any
     ``sample``: every field with a value of its type, to check the quick way against pydantic's.
     """
     names = frozenset(cls.model_fields)
-    extra = {} if cls.model_config.get("extra") == "allow" else None
+    allows_extra = cls.model_config.get("extra") == "allow"
     new, setattr_ = cls.__new__, object.__setattr__
 
     def quick(fields: dict[str, Any]) -> M:
         model = new(cls)
         setattr_(model, "__dict__", fields)
         setattr_(model, "__pydantic_fields_set__", set(names))
-        setattr_(model, "__pydantic_extra__", None if extra is None else {})
+        setattr_(model, "__pydantic_extra__", {} if allows_extra else None)
         setattr_(model, "__pydantic_private__", None)
         return model
 

@@ -100,7 +100,7 @@ class InputRequiredResult(BaseModel):
         if raw_requests is None and state is None:
             raise InputRequestViolation("an input_required result needs inputRequests or requestState")
         meta = result.get("_meta")
-        fields = {
+        fields: dict[str, Any] = {
             "method": method,
             "params": original_params(params),
             "input_requests": requests,

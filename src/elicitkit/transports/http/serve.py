@@ -28,6 +28,7 @@ around a request, which an ASGI app cannot see:
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import errno
 import logging
@@ -240,6 +241,13 @@ def timed_protocol(
                 self.keep_alive = False
             return super().send(message)
 
+    class Pipeline(list):  # type: ignore[type-arg]
+        """uvicorn's queue of pipelined requests (appendleft, pop), as a list: an empty deque
+        is a 600-byte block per connection, and pipelining is rare."""
+
+        def appendleft(self, item: Any) -> None:
+            self.insert(0, item)
+
     class TimedHttpToolsProtocol(HttpToolsProtocol):
         # Slots: more keys would grow every connection's instance dict to its next size.
         __slots__ = ("_deadline", "_header_bytes", "_idle", "_phase", "_read_timer")
@@ -253,6 +261,7 @@ def timed_protocol(
             self._read_timer: asyncio.TimerHandle | None = None
             self._header_bytes = 0
             self._idle = False
+            self.pipeline = Pipeline()  # type: ignore[assignment]
 
         def _reading(self, phase: int, limit: float | None) -> None:
             self._phase = phase
@@ -269,6 +278,7 @@ def timed_protocol(
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
+            _small_waiters(self.flow._is_writable_event)
             self._reading(_HEADERS, header_timeout)
 
         def data_received(self, data: bytes) -> None:
@@ -295,6 +305,7 @@ def timed_protocol(
             cycle = self.cycle
             if cycle is not None and type(cycle) is RequestResponseCycle:
                 cycle.__class__ = CappedCycle  # its task has not run yet: every send goes through the cap
+                _small_waiters(cycle.message_event)
             self._reading(_BODY, body_timeout)
 
         def on_response_complete(self) -> None:
@@ -356,6 +367,15 @@ def timed_protocol(
             self.transport.close()
 
     return TimedHttpToolsProtocol
+
+
+def _small_waiters(event: asyncio.Event) -> None:
+    """An idle ``asyncio.Event``'s waiters as a list, not a deque: a deque is a 600-byte block
+    from the start, and every connection (and every request) of uvicorn has an event or two
+    that is rarely waited on. The event only appends, removes and iterates its waiters."""
+    waiters = getattr(event, "_waiters", None)
+    if type(waiters) is collections.deque and not waiters:
+        event._waiters = []  # type: ignore[assignment]
 
 
 # -- uvicorn -----------------------------------------------------------------------------------
