@@ -33,8 +33,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import run  # noqa: E402 - the timed benchmark's worker, servers and process helper
 
-SCENARIOS = ("echo", "form")
-TRANSPORTS = ("memory", "http")
+SCENARIOS = ("echo", "form", "resolver")
+TRANSPORTS = ("memory", "stdio", "http")
 TIMEOUT = 900.0  # seconds for any one step under valgrind
 
 
@@ -74,7 +74,7 @@ def measure(
     ``sdk`` (an SDK with batch exporters; see servers/otel_mode.py), for the client and server."""
     os.environ["ELICITKIT_BENCH_OTEL"] = otel  # the children inherit it
     sdk_label = sdk if otel == "off" else f"{sdk}-{otel}"
-    children: list[run.Child] = []
+    children: list[run.Child | _Pid] = []
     outs: dict[str, Path] = {}
     try:
         target = ""
@@ -91,18 +91,28 @@ def measure(
             while not line.startswith("LISTENING "):
                 line = server.readline(TIMEOUT)
             target = line.split(None, 1)[1].strip()
-        role = "client" if transport == "http" else "process"
+        role = "process" if transport == "memory" else "client"
         outs[role] = work / f"{scenario}-{transport}-{sdk_label}-{role}.cg"
+        tag = f"elicitkit-callgrind-{os.getpid()}-{scenario}-{transport}-{sdk_label}"
+        if transport == "stdio":  # the worker's client spawns the server: under callgrind too
+            outs["server"] = work / f"{scenario}-{sdk_label}-stdio-server.cg"
+            os.environ["BENCH_STDIO_SERVER_WRAPPER"] = json.dumps(_callgrind(outs["server"]))
         argv = [*_callgrind(outs[role]), sys.executable, str(HERE / "run.py"), "_worker", "--sdk", sdk]
-        argv += ["--transport", transport, "--scenario", scenario, "--target", target]
+        argv += ["--transport", transport, "--scenario", scenario, "--target", target, "--tag", tag]
         worker = run.Child(f"{sdk} {transport} client", argv)
+        os.environ.pop("BENCH_STDIO_SERVER_WRAPPER", None)
         children.append(worker)
         _result(worker, "ready")
+        if transport == "stdio":
+            server_pid = run._child_server_pid(worker.proc.pid, tag)
+            if server_pid is None:
+                raise RuntimeError(f"{sdk}: the stdio server the worker started was not found")
+            children.append(_Pid(server_pid))
         assert worker.proc.stdin is not None
         worker.proc.stdin.write(f"warmup {warmup}\n".encode())
         worker.proc.stdin.flush()
         _result(worker, "warm")
-        pids = [child.proc.pid for child in children]
+        pids = [child.pid if isinstance(child, _Pid) else child.proc.pid for child in children]
         _switch(pids, True)
         worker.proc.stdin.write(f"seq {calls}\n".encode())
         worker.proc.stdin.flush()
@@ -110,6 +120,8 @@ def measure(
         _switch(pids, False)
     finally:
         for child in reversed(children):
+            if isinstance(child, _Pid):
+                continue  # the worker's client stops it, and callgrind writes its file on exit
             if child.proc.stdin is not None and child.proc.poll() is None:
                 try:
                     child.proc.stdin.write(b"quit\n")
@@ -121,13 +133,34 @@ def measure(
             except subprocess.TimeoutExpired:
                 child.proc.kill()
                 child.proc.wait()
+    if "server" in outs and transport == "stdio":
+        _wait_for(outs["server"])
     return {role: _instructions(path) // calls for role, path in outs.items()}
+
+
+class _Pid:
+    """A process the worker started (a stdio server): counted, stopped by the worker."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+
+
+def _wait_for(out: Path, timeout: float = 120.0) -> None:
+    """callgrind writes a stopped process's totals as it exits: wait for them."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if out.exists() and "totals:" in out.read_text():
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"{out} has no totals after {timeout:.0f}s")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--scenario", default=",".join(SCENARIOS), help="echo,form")
-    parser.add_argument("--transports", default=",".join(TRANSPORTS), help="memory,http")
+    parser.add_argument("--scenario", default=",".join(SCENARIOS), help="echo,form,resolver")
+    parser.add_argument("--transports", default=",".join(TRANSPORTS), help="memory,stdio,http")
     parser.add_argument("--sdks", default=",".join(run.SDKS))
     parser.add_argument("--calls", type=int, default=60, help="counted calls per SDK (default 60)")
     parser.add_argument("--warmup", type=int, default=20, help="uncounted calls before (each phase; default 20)")

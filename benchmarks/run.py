@@ -282,13 +282,15 @@ async def _connect(args: argparse.Namespace, scenario: Scenario) -> AsyncIterato
         args.server_tracemalloc,
     )
     options = scenario.client_options.get(sdk, dict)()
+    # instructions.py runs a stdio server under valgrind: the command to put before Python
+    wrapper = json.loads(os.environ.get("BENCH_STDIO_SERVER_WRAPPER", "[]"))
     if sdk == "elicitkit":
         from elicitkit import Client
 
         if transport == "memory":
             where: Any = _load_server_module(sdk).build_server(scenario.name)
         elif transport == "stdio":
-            where = [sys.executable, *server_args]
+            where = [*wrapper, sys.executable, *server_args]
         else:
             where = target
         async with Client(where, **options) as client:
@@ -299,7 +301,8 @@ async def _connect(args: argparse.Namespace, scenario: Scenario) -> AsyncIterato
         if transport == "memory":
             where = _load_server_module(sdk).build_server(scenario.name)
         elif transport == "stdio":
-            where = mcp.StdioServerParameters(command=sys.executable, args=server_args)
+            command = [*wrapper, sys.executable, *server_args]
+            where = mcp.StdioServerParameters(command=command[0], args=command[1:])
         elif args.parking:
             # Parking holds one HTTP connection per parked call: lift httpx's pool limit (100
             # connections), which would otherwise stop the 101st call before it reaches the server.

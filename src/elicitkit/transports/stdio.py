@@ -16,13 +16,15 @@ dies, even by SIGKILL: its stdin is our pipe, and a server reading EOF there lea
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
+import select
 import shlex
 import stat
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Sequence
 from contextlib import asynccontextmanager
 from typing import IO, Any
 
@@ -75,23 +77,15 @@ async def serve_stdio(
     in_stream = stdin if stdin is not None else sys.stdin.buffer
     out_stream = stdout if stdout is not None else sys.stdout.buffer
     out_fd = out_stream.fileno()
-    write_lock = anyio.Lock()
 
-    async def send(message: JSON, related: RequestId | None) -> None:
-        data = encode(message) + b"\n"
-        async with write_lock:
-            view = memoryview(data)
-            while view:
-                try:
-                    written = os.write(out_fd, view)
-                except BlockingIOError:
-                    await anyio.wait_writable(out_fd)
-                    continue
-                except (BrokenPipeError, ConnectionResetError):
-                    session.close("the client stopped reading")
-                    stop.set()
-                    return
-                view = view[written:]
+    def broken() -> None:
+        session.close("the client stopped reading")
+        stop.set()
+
+    out = _Batcher(out_fd, broken)
+
+    def send(message: JSON, related: RequestId | None) -> Awaitable[None]:
+        return out.write(encode(message))
 
     stop = anyio.Event()
     session = server.create_session(send, max_message_bytes=max_message_bytes)
@@ -121,7 +115,119 @@ async def serve_stdio(
             session.close("stdin closed")
             tg.cancel_scope.cancel()
     finally:
+        out.flush_now()  # what the last tick queued: answers, a goodbye error
         sys.stdout = saved_stdout
+
+
+class _Batcher:
+    """The server's stdout: every message queued in one event-loop tick goes out in one write.
+
+    With many calls in flight, answers (and questions) are ready together; a write per
+    message is a system call each, and the writer's lock used to cost a trip through the event
+    loop per message. ``write`` queues and returns at once (nothing to wait for) unless more
+    than :data:`_HIGH_WATER` bytes wait for a reader that is not reading: then it waits until
+    the pipe takes them, as the old writer did. A write the pipe refuses (full) is retried when
+    the pipe is writable.
+    """
+
+    def __init__(self, fd: int, broken: Callable[[], None]) -> None:
+        self.fd = fd
+        self.broken = broken
+        self.buf = bytearray()
+        self.scheduled = False
+        self.blocked = False  # the pipe was full: waiting until it is writable
+        self.drained: asyncio.Event | None = None
+        self.loop = asyncio.get_running_loop()
+        self.gone = False
+
+    def write(self, data: bytes) -> Awaitable[None]:
+        if self.gone:
+            return _DONE
+        self.buf += data
+        self.buf += b"\n"
+        if not self.scheduled and not self.blocked:
+            self.scheduled = True
+            self.loop.call_soon(self._flush)
+        if self.blocked and len(self.buf) > _HIGH_WATER:
+            if self.drained is None:
+                self.drained = asyncio.Event()
+            return _until(self.drained)
+        return _DONE
+
+    def _flush(self) -> None:
+        self.scheduled = False
+        self._write_some()
+        if self.buf and not self.gone and not self.blocked:
+            self.blocked = True
+            try:
+                self.loop.add_writer(self.fd, self._writable)
+            except (OSError, ValueError, NotImplementedError):  # not pollable: write blocking, as before
+                self.blocked = False
+                self.flush_now()
+
+    def _writable(self) -> None:
+        self._write_some()
+        if not self.buf or self.gone:
+            self.loop.remove_writer(self.fd)
+            self.blocked = False
+            if self.drained is not None:
+                self.drained.set()
+                self.drained = None
+
+    def _write_some(self) -> None:
+        while self.buf and not self.gone:
+            try:
+                written = os.write(self.fd, self.buf)
+            except BlockingIOError:
+                return
+            except (BrokenPipeError, ConnectionResetError):
+                self._lost()
+                return
+            del self.buf[:written]
+
+    def _lost(self) -> None:
+        self.gone = True
+        self.buf.clear()
+        if self.drained is not None:
+            self.drained.set()
+            self.drained = None
+        self.broken()
+
+    def flush_now(self) -> None:
+        """Write whatever is queued before the process moves on (end of stdin: the last answers)."""
+        if self.blocked:
+            with contextlib.suppress(Exception):
+                self.loop.remove_writer(self.fd)
+            self.blocked = False
+        while self.buf and not self.gone:
+            try:
+                written = os.write(self.fd, self.buf)
+            except BlockingIOError:
+                select.select([], [self.fd], [], 1.0)
+                continue
+            except OSError:
+                self.gone = True
+                self.buf.clear()
+                return
+            del self.buf[:written]
+
+
+_HIGH_WATER = 1024 * 1024  # queued bytes a stalled reader may leave before senders wait
+
+
+class _Done:
+    """An awaitable that is already done (no coroutine, no trip through the event loop)."""
+
+    def __await__(self) -> Generator[None, None, None]:
+        return
+        yield  # pragma: no cover - makes this a generator
+
+
+_DONE = _Done()
+
+
+async def _until(event: asyncio.Event) -> None:
+    await event.wait()
 
 
 async def _cancel_on(event: anyio.Event, scope: anyio.CancelScope) -> None:
@@ -197,7 +303,7 @@ class StdioTransport:
         self.process = process
         assert process.stdin is not None and process.stdout is not None
         stdin, stdout = process.stdin, process.stdout
-        lock = anyio.Lock()
+        lock = anyio.Lock(fast_acquire=True)  # uncontended (the common case): no trip through the event loop
 
         async def send(message: JSON, related: RequestId | None, headers: dict[str, str] | None = None) -> None:
             data = encode(message) + b"\n"
