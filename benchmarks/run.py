@@ -180,7 +180,10 @@ def _elicitkit_options(mode: str) -> Callable[[], dict[str, Any]]:
             await PARK.wait_if_closed()
             return ElicitationResult.accept(_answer_for(request.message))
 
-        return {"mode": mode, "elicitation_callback": answer}
+        chosen: dict[str, Any] = {"mode": mode, "elicitation_callback": answer}
+        if mode == "modern":  # a server under valgrind (instructions.py) takes longer to answer discover
+            chosen["discover_timeout"] = float(os.environ.get("BENCH_DISCOVER_TIMEOUT", "10"))
+        return chosen
 
     return options
 
