@@ -150,6 +150,7 @@ class StreamableHTTPHandler:
             # headers, the body or the decoded message.
             del headers
             if answer is not None:
+                scope["headers"] = ()  # read above; what a parked question would keep otherwise
                 hs, stream, modern = answer
                 with_ids = await self._answer(hs, stream, receive, send, modern=modern)
                 if with_ids is not None:

@@ -306,6 +306,9 @@ def timed_protocol(
             if cycle is not None and type(cycle) is RequestResponseCycle:
                 cycle.__class__ = CappedCycle  # its task has not run yet: every send goes through the cap
                 _small_waiters(cycle.message_event)
+            # The request's headers live on in its scope only (which the endpoint lets go of
+            # once it has read them, for a request that waits): uvicorn reads them no more.
+            self.headers = []
             self._reading(_BODY, body_timeout)
 
         def on_response_complete(self) -> None:
