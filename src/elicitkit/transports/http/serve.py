@@ -230,6 +230,10 @@ def timed_protocol(
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
     cap = math.inf if max_idle is None else max_idle
+    # Connections of this server kept alive between requests. An instance's attribute, not the
+    # class's: writing a class attribute bumps the type's version, which throws away CPython's
+    # attribute caches for every method of the protocol, on every request.
+    idle = _Count()
 
     class CappedCycle(RequestResponseCycle):
         """uvicorn's request cycle, deciding keep-alive when the response starts: closed when
@@ -237,7 +241,7 @@ def timed_protocol(
 
         def send(self, message: Any) -> Awaitable[None]:  # type: ignore[override]
             # A plain function handing back uvicorn's coroutine: no frame of ours per message.
-            if self.keep_alive and not self.response_started and TimedHttpToolsProtocol.idle >= cap:
+            if self.keep_alive and not self.response_started and idle.n >= cap:
                 self.keep_alive = False
             return super().send(message)
 
@@ -251,8 +255,6 @@ def timed_protocol(
     class TimedHttpToolsProtocol(HttpToolsProtocol):
         # Slots: more keys would grow every connection's instance dict to its next size.
         __slots__ = ("_deadline", "_header_bytes", "_idle", "_phase", "_read_timer")
-
-        idle = 0  # connections of this server kept alive between requests (one class per server)
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
@@ -295,7 +297,7 @@ def timed_protocol(
         def on_message_begin(self) -> None:
             if self._idle:
                 self._idle = False
-                TimedHttpToolsProtocol.idle -= 1
+                idle.n -= 1
             super().on_message_begin()
             if self._phase == _IDLE:  # a kept-alive connection's next request
                 self._reading(_HEADERS, header_timeout)
@@ -329,7 +331,7 @@ def timed_protocol(
             self.url = b""
             if not self._idle:
                 self._idle = True
-                TimedHttpToolsProtocol.idle += 1
+                idle.n += 1
 
         def on_message_complete(self) -> None:
             super().on_message_complete()
@@ -342,7 +344,7 @@ def timed_protocol(
         def connection_lost(self, exc: Exception | None) -> None:
             if self._idle:
                 self._idle = False
-                TimedHttpToolsProtocol.idle -= 1
+                idle.n -= 1
             if self._read_timer is not None:
                 self._read_timer.cancel()
                 self._read_timer = None
@@ -375,6 +377,13 @@ def timed_protocol(
             self.transport.close()
 
     return TimedHttpToolsProtocol
+
+
+class _Count:
+    __slots__ = ("n",)
+
+    def __init__(self) -> None:
+        self.n = 0
 
 
 def _small_waiters(event: asyncio.Event) -> None:
