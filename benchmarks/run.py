@@ -42,8 +42,13 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 SERVERS = HERE / "servers"
-SERVER_SCRIPTS = {"elicitkit": SERVERS / "elicitkit_server.py", "official": SERVERS / "official_server.py"}
+SERVER_SCRIPTS = {
+    "elicitkit": SERVERS / "elicitkit_server.py",
+    "official": SERVERS / "official_server.py",
+    "raw": SERVERS / "raw_server.py",
+}
 SDKS = ("elicitkit", "official")
+RAW = "raw"  # the raw JSON-RPC echo (servers/raw_server.py): the floor under S0, run beside the SDKs
 TRANSPORTS = ("memory", "stdio", "http")
 TRANSPORT_TITLES = {"memory": "in-memory", "stdio": "stdio", "http": "Streamable HTTP"}
 RESULT_PREFIX = "@@result "
@@ -81,6 +86,90 @@ def _echo_elicitkit(client: Any) -> Call:
             raise CheckFailed(f"echo returned {result!r}")
 
     return call
+
+
+def _echo_raw(client: Any) -> Call:
+    async def call(i: int) -> None:
+        text = f"hello {i}"
+        result = await client.call_tool("echo", {"text": text})
+        if result["content"][0]["text"] != text:
+            raise CheckFailed(f"echo returned {result!r}")
+
+    return call
+
+
+class RawClient:
+    """A JSON-RPC client with nothing else in it: requests by id, answers matched by id."""
+
+    def __init__(self, exchange: Callable[[bytes], Awaitable[bytes | None]]) -> None:
+        self.exchange = exchange  # sends one request; its answer, or None when it comes by the reader
+        self.next_id = 0
+        self.waiting: dict[int, Any] = {}
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        import orjson
+
+        self.next_id += 1
+        request = {"jsonrpc": "2.0", "id": self.next_id, "method": "tools/call"}
+        request["params"] = {"name": name, "arguments": arguments}
+        answer = await self.exchange(orjson.dumps(request))
+        if answer is None:  # stdio: the reader resolves it
+            import asyncio
+
+            future = self.waiting[self.next_id] = asyncio.get_running_loop().create_future()
+            answer = await future
+        return dict(orjson.loads(answer)["result"])
+
+
+@contextlib.asynccontextmanager
+async def _raw_client(transport: str, target: str, server_args: list[str]) -> AsyncIterator[RawClient]:
+    import asyncio
+
+    import orjson
+
+    if transport == "memory":
+        handle = _load_server_module(RAW).build_server("echo")
+
+        async def direct(data: bytes) -> bytes:
+            return handle(data)  # type: ignore[no-any-return]
+
+        yield RawClient(direct)
+    elif transport == "stdio":
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, *server_args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, limit=1 << 24
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        stdin, stdout = proc.stdin, proc.stdout
+        client: RawClient
+
+        async def send(data: bytes) -> None:
+            stdin.write(data + b"\n")  # asyncio writes at once, or buffers (several per tick: one write)
+            return None
+
+        async def read() -> None:
+            while line := await stdout.readline():
+                answer_id = orjson.loads(line)["id"]
+                client.waiting.pop(answer_id).set_result(line)
+
+        client = RawClient(send)
+        reader = asyncio.ensure_future(read())
+        try:
+            yield client
+        finally:
+            stdin.close()
+            await proc.wait()
+            reader.cancel()
+    else:
+        import aiohttp
+
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http:
+            headers = {"content-type": "application/json", "accept": "application/json"}
+
+            async def post(data: bytes) -> bytes:
+                async with http.post(target, data=data, headers=headers) as resp:
+                    return await resp.read()
+
+            yield RawClient(post)
 
 
 def _echo_official(client: Any) -> Call:
@@ -205,7 +294,7 @@ SCENARIOS: dict[str, Scenario] = {
     "echo": Scenario(
         name="echo",
         title="S0, tool `echo`: returns its text argument as one text content item",
-        calls={"elicitkit": _echo_elicitkit, "official": _echo_official},
+        calls={"elicitkit": _echo_elicitkit, "official": _echo_official, RAW: _echo_raw},
     ),
     "form": Scenario(
         name="form",
@@ -284,6 +373,10 @@ async def _connect(args: argparse.Namespace, scenario: Scenario) -> AsyncIterato
         args.server_memfile,
         args.server_tracemalloc,
     )
+    if sdk == RAW:
+        async with _raw_client(transport, target, server_args) as raw:
+            yield raw, "none (raw JSON-RPC)"
+        return
     options = scenario.client_options.get(sdk, dict)()
     # instructions.py runs a stdio server under valgrind: the command to put before Python
     wrapper = json.loads(os.environ.get("BENCH_STDIO_SERVER_WRAPPER", "[]"))
@@ -503,7 +596,7 @@ async def _park(call: Call, n: int, timeout: float) -> dict[str, Any]:
 
 def worker(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(prog="run.py _worker")
-    parser.add_argument("--sdk", choices=SDKS, required=True)
+    parser.add_argument("--sdk", choices=[*SDKS, RAW], required=True)
     parser.add_argument("--transport", choices=TRANSPORTS, required=True)
     parser.add_argument("--scenario", default="echo")
     parser.add_argument("--target", default="")
@@ -817,16 +910,19 @@ def start_pairs(
     return pairs
 
 
-def run_transport(cfg: Config, scenario: str, transport: str, tag: str) -> dict[str, Any]:
+def run_transport(
+    cfg: Config, scenario: str, transport: str, tag: str, sdks: list[str] | None = None
+) -> dict[str, Any]:
     """Start one client (and server) per SDK for ``transport``, warm up, alternate rounds."""
-    out: dict[str, Any] = {sdk: {"rounds": []} for sdk in cfg.sdks}
+    sdks = cfg.sdks if sdks is None else sdks
+    out: dict[str, Any] = {sdk: {"rounds": []} for sdk in sdks}
     calls = cfg.calls[scenario]
 
     def profile(sdk: str, role: str) -> str | None:
         return str(cfg.profile_dir / f"{scenario}-{transport}-{sdk}-{role}.prof") if cfg.profile_dir else None
 
     with fleet(tag) as children:
-        pairs = start_pairs(cfg, children, scenario, transport, cfg.sdks, tag, profile=profile)
+        pairs = start_pairs(cfg, children, scenario, transport, sdks, tag, profile=profile)
         for sdk, pair in pairs.items():
             out[sdk]["protocol_version"] = pair.protocol_version
             if pair.url:
@@ -836,7 +932,7 @@ def run_transport(cfg: Config, scenario: str, transport: str, tag: str) -> dict[
             pair.worker.tell(f"warmup {cfg.warmup}")
             pair.worker.result(cfg.timeout)
         for r in range(cfg.rounds):
-            order = cfg.sdks if r % 2 == 0 else cfg.sdks[::-1]  # alternate who goes first
+            order = sdks if r % 2 == 0 else sdks[::-1]  # alternate who goes first
             for sdk in order:
                 pair = pairs[sdk]
                 result: dict[str, Any] = {}
@@ -1048,11 +1144,35 @@ def render_table(report: dict[str, Any]) -> str:
     for scenario, results in report["scenarios"].items():
         versions = sorted({str(v[s]["protocol_version"]) for v in results.values() for s in cfg["sdks"]})
         body += ["", f"scenario {scenario}: {SCENARIOS[scenario].title}; protocol {', '.join(versions)}", ""]
-        body += [*_latency_table(results, cfg["sdks"]), "", *_cpu_table(results, cfg["sdks"])]
+        here = [sdk for sdk in (*cfg["sdks"], RAW) if all(sdk in v for v in results.values())]
+        body += [*_latency_table(results, here), "", *_cpu_table(results, here)]
+    body += _raw_table(report)
     parking = report.get("parking") or []
     for scenario in dict.fromkeys(e.get("scenario", "form") for e in parking):
         body += ["", *_parking_table([e for e in parking if e.get("scenario", "form") == scenario], scenario)]
     return "\n".join([*head, *body, "", f"total run time {report['elapsed_s']:.1f} s"])
+
+
+def _raw_table(report: dict[str, Any]) -> list[str]:
+    """How far each elicitkit round trip is from the raw JSON-RPC echo on the same transport."""
+    scenarios = report["scenarios"]
+    echo = scenarios.get("echo", {})
+    if not any(RAW in per_sdk for per_sdk in echo.values()):
+        return []
+    rows: list[tuple[str, ...]] = [
+        ("transport", "raw echo calls/s", *(f"{name}: raw / elicitkit" for name in scenarios))
+    ]
+    for transport, per_sdk in echo.items():
+        if RAW not in per_sdk:
+            continue
+        raw = per_sdk[RAW]["summary"]["calls_per_s"]["median"]
+        cells = []
+        for name in scenarios:
+            ours = scenarios[name].get(transport, {}).get("elicitkit")
+            cells.append(f"{raw / ours['summary']['calls_per_s']['median']:.2f}x" if ours else "-")
+        rows.append((TRANSPORT_TITLES[transport], f"{raw:,.0f}", *cells))
+    head = "the raw JSON-RPC echo (servers/raw_server.py, no MCP): calls/s with 32 in flight, and how many times"
+    return ["", head + " elicitkit's calls/s it makes in the same run (lower is closer to the floor)", "", *_grid(rows)]
 
 
 def _latency_table(results: dict[str, Any], sdks: list[str]) -> list[str]:
@@ -1347,6 +1467,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="park the official SDK at most this many per transport (default http=1000: parking 10,000 on its "
         "HTTP server takes about 11 minutes, see README); empty for no cap",
     )
+    add(
+        "--raw",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also run the raw JSON-RPC echo beside S0 (the floor; default on)",
+    )
     add("--json", type=Path, help="also write the configuration and every round's raw numbers here")
     add("--render", type=Path, metavar="JSON", help="print the tables of a report saved with --json, and exit")
     add("--no-pin", action="store_true", help="let the OS place the processes (default: clients CPU 1, servers CPU 0)")
@@ -1436,10 +1562,11 @@ def main(argv: list[str]) -> int:
     scenarios: dict[str, Any] = {}
     for scenario in cfg.scenarios:
         results: dict[str, Any] = {}
+        sdks = [*cfg.sdks, RAW] if scenario == "echo" and args.raw else cfg.sdks
         for transport in cfg.transports:
-            _progress(f"{scenario}, {TRANSPORT_TITLES[transport]}: starting {' and '.join(cfg.sdks)}")
-            results[transport] = run_transport(cfg, scenario, transport, tag)
-        summarize(results, cfg.sdks)
+            _progress(f"{scenario}, {TRANSPORT_TITLES[transport]}: starting {' and '.join(sdks)}")
+            results[transport] = run_transport(cfg, scenario, transport, tag, sdks)
+        summarize(results, sdks)
         scenarios[scenario] = results
     parking = run_all_parking(cfg, tag) if cfg.park_sizes and cfg.profile_dir is None else []
     env["loadavg_end"] = _loadavg()
