@@ -31,7 +31,7 @@ from elicitkit.gateway.config import BackendConfig
 from elicitkit.protocol.errors import INTERNAL_ERROR, URL_ELICITATION_REQUIRED, MCPError
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.protocol.modern import ELICIT, LIST_ROOTS, RESULT_INPUT_REQUIRED, SAMPLE
-from elicitkit.protocol.versions import META_SERVER_INFO
+from elicitkit.protocol.versions import META_SERVER_INFO, Era
 from elicitkit.runtime.peer import ProgressCallback
 
 if TYPE_CHECKING:
@@ -168,6 +168,7 @@ class Backend:
         started = False
         try:
             async with lease.client:
+                await self._hear_logs(lease.client)
                 started = True
                 task_status.started()
                 await lease.stop.wait()
@@ -177,6 +178,15 @@ class Backend:
             logger.info("backend %s: a connection ended with %s", self.name, exc)
         finally:
             lease.stop.set()
+
+    async def _hear_logs(self, client: Client) -> None:
+        """Every log message the backend has: the gateway filters them by each host's own level."""
+        if client.era is not Era.MODERN and not client.server_declares("logging"):
+            return  # (2026: the level travels in each request's envelope; no capability says so)
+        try:
+            await client.set_logging_level("debug")
+        except MCPError as exc:
+            logger.info("backend %s: logging/setLevel refused (%s); its default level stays", self.name, exc.message)
 
     async def aclose(self) -> None:
         for lease in self._idle:

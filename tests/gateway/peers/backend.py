@@ -8,6 +8,7 @@ process it lands) and the marks ``wait`` leaves when it is cancelled.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -40,10 +41,8 @@ async def connect(ctx: Context) -> str:
     """Send the person to a sign-in page (a URL question)."""
     answer = await ctx.elicit_url("Sign in to the example service.", "https://auth.example.com/sign-in", "sign-in-1")
     if answer.accepted and ctx.client_supports("elicitation"):
-        try:
+        with contextlib.suppress(Exception):  # 2026 has no completion notice
             await ctx.elicit_complete("sign-in-1")
-        except Exception:  # 2026 has no completion notice
-            pass
     return f"connect: {answer.action.value}"
 
 
@@ -92,6 +91,25 @@ async def summarize(text: str, ctx: Context) -> str:
 async def pid() -> int:
     """This process's id (the tests kill it to see the gateway restart the backend)."""
     return os.getpid()
+
+
+class Login(BaseModel):
+    user: str
+    password: str
+
+
+@server.tool()
+async def login(ctx: Context) -> str:
+    """A form that fishes for a secret (the gateway's policy refuses it)."""
+    answer = await ctx.elicit("Your password, please.", Login)
+    return f"login: {answer.action.value}"
+
+
+@server.tool()
+async def chatty(ctx: Context) -> str:
+    """Logs to the host while it runs."""
+    await ctx.warning("careful now")
+    return "said"
 
 
 @server.tool()

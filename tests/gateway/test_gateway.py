@@ -1,0 +1,168 @@
+"""The gateway in one process (hosts in memory, backends over stdio and HTTP): everything that
+is not a question passes, and so do cancellation, progress, sampling, roots and logs."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from kit.processes import serve_on_free_port
+
+from elicitkit import Client, MCPError
+from elicitkit.gateway import Gateway, parse_config
+
+from .support import BACKEND, Person, backends
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
+
+HOSTS = {"2025-06-18": {"protocol_version": "2025-06-18"}, "2025-11-25": {}, "2026-07-28": {"mode": "modern"}}
+
+
+@pytest.fixture(scope="module")
+def state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    where = tmp_path_factory.mktemp("gateway-state")
+    before = os.environ.get("GATEWAY_TEST_STATE")
+    os.environ["GATEWAY_TEST_STATE"] = str(where)  # the stdio backends inherit it
+    yield where
+    if before is None:
+        del os.environ["GATEWAY_TEST_STATE"]
+    else:
+        os.environ["GATEWAY_TEST_STATE"] = before
+
+
+@pytest.fixture(scope="module")
+def http_backend(state: Path) -> Iterator[tuple[str, Any]]:
+    """Our backend over Streamable HTTP (its process, to stop it)."""
+    argv = lambda port: [sys.executable, str(BACKEND), "http", str(port)]  # noqa: E731
+    with serve_on_free_port(argv, "backend", env={**os.environ, "GATEWAY_TEST_STATE": str(state)}) as served:
+        yield f"http://127.0.0.1:{served[0]}/mcp", served[1]
+
+
+@pytest.fixture(scope="module")
+async def gateway(state: Path, http_backend: tuple[str, Any]) -> AsyncIterator[Gateway]:
+    config = parse_config(
+        {
+            "name": "gw",
+            "backends": [*backends(official=False), {"name": "web", "url": http_backend[0], "namespace": "web."}],
+        }
+    )
+    async with Gateway(config).running() as running:
+        yield running
+
+
+async def roots() -> list[dict[str, Any]]:
+    return [{"uri": "file:///work", "name": "work"}]
+
+
+async def sample(params: dict[str, Any]) -> dict[str, Any]:
+    prompt = params["messages"][0]["content"]["text"]
+    return {"role": "assistant", "content": {"type": "text", "text": f"short: {prompt[-5:]}"}, "model": "m"}
+
+
+def host(gateway: Gateway, era: str, **options: Any) -> Client:
+    return Client(gateway, elicitation_callback=Person(), **HOSTS[era], **options)
+
+
+@pytest.mark.parametrize("era", list(HOSTS))
+async def test_resources_templates_prompts_and_completion_pass(gateway: Gateway, era: str) -> None:
+    async with host(gateway, era) as client:
+        resources = {r.uri: r.name for r in (await client.list_resources()).resources}
+        templates = [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
+        read = await client.read_resource("note://hello")
+        item = await client.read_resource("note://items/7")
+        prompts = [p.name for p in (await client.list_prompts()).prompts]
+        prompt = await client.get_prompt("new.greet", {"name": "Ada"})
+        completed = await client.complete({"type": "ref/prompt", "name": "old.greet"}, {"name": "name", "value": "a"})
+    assert resources["note://hello"] == "old.hello"  # the first backend that has the URI
+    assert templates.count("note://items/{item}") == 3
+    assert read.contents[0].text == "hello from the backend"
+    assert item.contents[0].text == "item 7"
+    assert {"old.greet", "new.greet", "web.greet"} <= set(prompts)
+    assert prompt.messages[0].content.text == "Hello, Ada!"
+    assert completed.completion.values == ["ada", "alan"]
+
+
+@pytest.mark.parametrize("era", list(HOSTS))
+async def test_a_backend_error_names_the_backend(gateway: Gateway, era: str) -> None:
+    async with host(gateway, era) as client:
+        failed = await client.call_tool("new.fail")  # a tool's own failure: a result, as it came
+        with pytest.raises(MCPError) as raised:
+            await client.get_prompt("old.greet", {})  # a protocol error from the backend
+        with pytest.raises(MCPError, match="Unknown tool"):
+            await client.call_tool("nobody.fail")
+    assert failed.is_error and "the backend's tool failed" in failed.text
+    assert "backend 'old'" in raised.value.message
+
+
+@pytest.mark.parametrize("backend", ["old", "new", "web"])
+@pytest.mark.parametrize("era", list(HOSTS))
+async def test_progress_sampling_roots_and_logs_reach_the_host(gateway: Gateway, era: str, backend: str) -> None:
+    progress: list[float] = []
+    logs: list[Any] = []
+    async with host(gateway, era, sampling_callback=sample, roots=roots, logging_callback=logs.append) as client:
+        counted = await client.call_tool(f"{backend}.count", progress_callback=lambda p, t, m: progress.append(p))
+        summary = await client.call_tool(f"{backend}.summarize", {"text": "a long story"})
+        if era != "2026-07-28":
+            await client.set_logging_level("debug")
+        said = await client.call_tool(f"{backend}.chatty")
+    assert counted.text == "counted" and progress == [1, 2, 3]
+    assert summary.text == "short: story | roots: file:///work"
+    assert said.text == "said"
+    if era != "2026-07-28":  # 2026 logs only when the request asks for a level in _meta
+        assert [entry.get("data") for entry in logs] == ["careful now"]
+
+
+@pytest.mark.parametrize("backend", ["old", "new", "web"])
+@pytest.mark.parametrize("era", list(HOSTS))
+async def test_cancelling_on_the_host_reaches_the_backend(
+    gateway: Gateway, state: Path, era: str, backend: str
+) -> None:
+    mark = f"{backend}-{era}"
+    async with host(gateway, era) as client:
+        with pytest.raises(MCPError):  # our request times out: the client cancels it
+            await client.call_tool(f"{backend}.wait", {"mark": mark}, timeout=0.5)
+        with anyio.fail_after(10):
+            while not (state / f"cancelled-{mark}").exists():
+                await anyio.sleep(0.05)
+        assert (await client.call_tool(f"{backend}.book")).text == "booked 3 for Ada"  # the backend carries on
+
+
+async def test_a_dead_stdio_backend_is_restarted(gateway: Gateway) -> None:
+    async with host(gateway, "2025-11-25") as client:
+        first = (await client.call_tool("old.pid")).structured_content
+        assert first is not None
+        os.kill(int(first["result"]), signal.SIGKILL)
+        errors: list[str] = []
+        with anyio.fail_after(10):
+            while True:  # a call racing the death gets an error naming the backend; the next one a new process
+                try:
+                    result = await client.call_tool("old.pid")
+                except MCPError as exc:
+                    errors.append(exc.message)
+                    continue
+                if result.structured_content != first:
+                    break
+                await anyio.sleep(0.05)
+        assert all("backend 'old'" in said for said in errors) and len(errors) <= 1
+        assert (await client.call_tool("new.book")).text == "booked 3 for Ada"
+
+
+async def test_a_dead_http_backend_is_reported_and_the_others_go_on(
+    gateway: Gateway, http_backend: tuple[str, Any]
+) -> None:
+    from kit.processes import stop_process
+
+    async with host(gateway, "2025-11-25") as client:
+        assert (await client.call_tool("web.book")).text == "booked 3 for Ada"
+        stop_process(http_backend[1])
+        with pytest.raises(MCPError) as raised:
+            await client.call_tool("web.book")
+        assert "backend 'web'" in raised.value.message
+        assert (await client.call_tool("old.book")).text == "booked 3 for Ada"
+        assert "old.book" in {t.name for t in (await client.list_tools()).tools}
