@@ -12,10 +12,10 @@ from typing import Any
 
 import anyio
 import pytest
-from kit.processes import serve_on_free_port
 
 from elicitkit import Client, MCPError
 from elicitkit.gateway import Gateway, parse_config
+from kit.processes import serve_on_free_port
 
 from .support import BACKEND, Person, backends
 

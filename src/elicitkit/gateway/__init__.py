@@ -3,8 +3,8 @@
 See docs/gateway.md. Not among the 31 top-level names: ``from elicitkit.gateway import Gateway``.
 """
 
-from elicitkit.gateway.backend import BackendUnavailable
-from elicitkit.gateway.config import BackendConfig, BackendPolicy, ConfigError, GatewayConfig, load_config, parse_config
+from elicitkit.gateway.config import BackendConfig, BackendPolicy, GatewayConfig, load_config, parse_config
+from elicitkit.gateway.errors import BackendUnavailable, ConfigError
 from elicitkit.gateway.gateway import Gateway
 
 __all__ = [

@@ -28,6 +28,7 @@ from elicitkit.client.rounds import InputRequiredResult, MultiRoundTripError, dr
 from elicitkit.elicitation.requests import ElicitRequest, UrlRequest
 from elicitkit.elicitation.results import ElicitationResult
 from elicitkit.gateway.config import BackendConfig
+from elicitkit.gateway.errors import BackendUnavailable
 from elicitkit.protocol.errors import INTERNAL_ERROR, URL_ELICITATION_REQUIRED, MCPError
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.protocol.modern import ELICIT, LIST_ROOTS, RESULT_INPUT_REQUIRED, SAMPLE
@@ -43,10 +44,6 @@ logger = logging.getLogger("elicitkit.gateway")
 
 Notify = Callable[["Backend", "Lease", str, JSON], Awaitable[None]]
 _ROUND_KEYS = ("resultType", "ttlMs", "cacheScope")
-
-
-class BackendUnavailable(MCPError):
-    """A backend could not be started or reached, or its connection died mid-call (names the backend)."""
 
 
 class Lease:

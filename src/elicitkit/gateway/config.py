@@ -15,15 +15,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from elicitkit.errors import ElicitkitError
+from elicitkit.gateway.errors import ConfigError
 
 __all__ = ["BackendConfig", "BackendPolicy", "ConfigError", "GatewayConfig", "load_config", "parse_config"]
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
-
-
-class ConfigError(ElicitkitError, ValueError):
-    """The gateway's configuration cannot be used; the message names the file and the key."""
 
 
 class _Strict(BaseModel):
