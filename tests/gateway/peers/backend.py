@@ -37,6 +37,14 @@ async def book(ctx: Context) -> str:
 
 
 @server.tool()
+async def book_counted(mark: str, ctx: Context) -> str:
+    """``book``, counting its runs in ``runs-MARK`` (code before a question runs once per run)."""
+    runs = STATE / f"runs-{mark}"
+    runs.write_text(str(int(runs.read_text()) + 1 if runs.exists() else 1))
+    return await book(ctx)
+
+
+@server.tool()
 async def connect(ctx: Context) -> str:
     """Send the person to a sign-in page (a URL question)."""
     answer = await ctx.elicit_url("Sign in to the example service.", "https://auth.example.com/sign-in", "sign-in-1")
