@@ -16,6 +16,7 @@ import pytest
 from elicitkit import Client, MCPError
 from elicitkit.gateway import Gateway, parse_config
 from kit.processes import serve_on_free_port
+from kit.raw import wait_until
 
 from .support import BACKEND, Person, backends
 
@@ -127,9 +128,7 @@ async def test_cancelling_on_the_host_reaches_the_backend(
     async with host(gateway, era) as client:
         with pytest.raises(MCPError):  # our request times out: the client cancels it
             await client.call_tool(f"{backend}.wait", {"mark": mark}, timeout=0.5)
-        with anyio.fail_after(10):
-            while not (state / f"cancelled-{mark}").exists():
-                await anyio.sleep(0.05)
+        await wait_until((state / f"cancelled-{mark}").exists, 10, "the backend's tool cancelled")
         assert (await client.call_tool(f"{backend}.book")).text == "booked 3 for Ada"  # the backend carries on
 
 
