@@ -16,6 +16,7 @@ from kit.processes import serve_on_free_port
 HERE = Path(__file__).parent
 BACKEND = HERE / "peers" / "backend.py"
 OFFICIAL_BACKEND = HERE.parent / "interop" / "peers" / "official_elicitation_server.py"
+FASTMCP_BACKEND = HERE / "peers" / "fastmcp_backend.py"
 
 
 def backends(*, official: bool = True) -> list[dict[str, Any]]:
@@ -26,6 +27,7 @@ def backends(*, official: bool = True) -> list[dict[str, Any]]:
     ]
     if official:
         found.append({"name": "off", "command": [sys.executable, str(OFFICIAL_BACKEND), "stdio"], "namespace": "off."})
+        found.append({"name": "fast", "command": [sys.executable, str(FASTMCP_BACKEND)], "namespace": "fast."})
     return found
 
 

@@ -3,7 +3,8 @@ backends of every kind, each cell a form question, a URL question and a -32042.
 
 Hosts: our Client on 2025-06-18, 2025-11-25 and 2026-07-28, and the official ``mcp`` client
 (2025-11-25). Backends (stdio, one gateway for the module): our server spoken to on 2025-11-25
-(``old.``) and on 2026-07-28 only (``new.``), and the official SDK's server (``off.``).
+(``old.``) and on 2026-07-28 only (``new.``), the official SDK's server (``off.``) and a FastMCP
+4.0 server (``fast.``).
 """
 
 from __future__ import annotations
@@ -57,11 +58,11 @@ async def test_lists_every_backend_under_its_namespace(gateway_url: str, era: st
     async with host(gateway_url, era, Person()) as client:
         names = {tool.name for tool in (await client.list_tools()).tools}
         assert client.protocol_version == era
-    assert {"old.book", "new.book", "off.seating", "off.connect_account", "off.gated_report"} <= names
+    assert {"old.book", "new.book", "off.seating", "off.connect_account", "off.gated_report", "fast.book"} <= names
     assert "book" not in names  # every tool under its backend's namespace
 
 
-@pytest.mark.parametrize("backend", ["old", "new"])
+@pytest.mark.parametrize("backend", ["old", "new", "fast"])
 @pytest.mark.parametrize("era", list(HOSTS))
 async def test_a_form_question_reaches_every_host(gateway_url: str, era: str, backend: str) -> None:
     person = Person()
@@ -82,7 +83,7 @@ async def test_the_official_backends_form_reaches_every_host(gateway_url: str, e
     assert person.forms() == ["How should we seat you?"]
 
 
-@pytest.mark.parametrize("backend", ["old.connect", "new.connect", "off.connect_account"])
+@pytest.mark.parametrize("backend", ["old.connect", "new.connect", "off.connect_account", "fast.connect"])
 @pytest.mark.parametrize("era", list(HOSTS))
 async def test_a_url_question_reaches_every_host(gateway_url: str, era: str, backend: str) -> None:
     person = Person()
@@ -139,6 +140,14 @@ async def test_minus_32042_from_the_official_backend_stays_minus_32042_on_2025_1
     ]
 
 
+@pytest.mark.parametrize("era", list(HOSTS))
+async def test_fastmcp_reports_its_own_minus_32042_as_a_tool_error_and_that_passes(gateway_url: str, era: str) -> None:
+    # FastMCP 4.0 turns UrlElicitationRequiredError into an isError result itself: nothing to translate
+    async with host(gateway_url, era, Person()) as client:
+        result = await client.call_tool("fast.gated")
+    assert result.is_error and "Authorization required." in result.text
+
+
 # -- the official client as the host ------------------------------------------------------------
 
 
@@ -160,13 +169,14 @@ def text_of(result: mcp_types.CallToolResult) -> str:
     return "\n".join(block.text for block in result.content if isinstance(block, mcp_types.TextContent))
 
 
-@pytest.mark.parametrize("backend", ["old", "new", "off"])
+@pytest.mark.parametrize("backend", ["old", "new", "off", "fast"])
 async def test_the_official_client_as_host(gateway_url: str, backend: str) -> None:
     person = OfficialPerson()
     form_tool, url_tool, gated_tool = {
         "old": ("old.book", "old.connect", "old.gated"),
         "new": ("new.book", "new.connect", "new.gated"),
         "off": ("off.seating", "off.connect_account", "off.gated_report"),
+        "fast": ("fast.book", "fast.connect", "fast.gated"),
     }[backend]
     ticket = uuid.uuid4().hex[:8]
     with anyio.fail_after(STEP):
@@ -180,7 +190,9 @@ async def test_the_official_client_as_host(gateway_url: str, backend: str) -> No
                 gated = exc
     assert not form.is_error and ("booked 3 for Ada" in text_of(form) or '"name": "Ada"' in text_of(form))
     assert not url.is_error and text_of(url).endswith(": accept")
-    if backend == "new":  # a 2026 backend has no -32042: its URL input reached the host as a URL question
+    if backend == "fast":  # FastMCP reports its -32042 as a tool error itself
+        assert isinstance(gated, mcp_types.CallToolResult) and gated.is_error
+    elif backend == "new":  # a 2026 backend has no -32042: its URL input reached the host as a URL question
         assert not gated.is_error and text_of(gated) == f"report for {ticket}"
         assert [getattr(p, "url", None) for p in person.asked][-1] == "https://reports.example.com/authorize"
     else:
