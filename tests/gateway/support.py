@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,19 @@ HERE = Path(__file__).parent
 BACKEND = HERE / "peers" / "backend.py"
 OFFICIAL_BACKEND = HERE.parent / "interop" / "peers" / "official_elicitation_server.py"
 FASTMCP_BACKEND = HERE / "peers" / "fastmcp_backend.py"
+TS_BACKEND = HERE / "peers" / "ts_backend.cjs"
+TS_HOST = HERE / "peers" / "ts_host.cjs"
+
+
+def typescript_sdk() -> tuple[str, str] | None:
+    """node and a node_modules holding the TypeScript SDK v1 (the conformance suite's own
+    dependency, installed by scripts/bootstrap.sh), or None where they are missing."""
+    cache = Path(os.environ.get("ELICITKIT_CACHE") or HERE.parents[1] / ".cache")
+    node = cache / "node22" / "node_modules" / ".bin" / "node"
+    modules = cache / "conformance" / "0.1.16" / "node_modules"
+    if node.is_file() and (modules / "@modelcontextprotocol" / "sdk" / "package.json").is_file():
+        return str(node), str(modules)
+    return None
 
 
 def backends(*, official: bool = True) -> list[dict[str, Any]]:
@@ -28,6 +42,11 @@ def backends(*, official: bool = True) -> list[dict[str, Any]]:
     if official:
         found.append({"name": "off", "command": [sys.executable, str(OFFICIAL_BACKEND), "stdio"], "namespace": "off."})
         found.append({"name": "fast", "command": [sys.executable, str(FASTMCP_BACKEND)], "namespace": "fast."})
+        sdk = typescript_sdk()
+        if sdk is not None:
+            found.append(
+                {"name": "ts", "command": [sdk[0], str(TS_BACKEND)], "namespace": "ts.", "env": {"NODE_PATH": sdk[1]}}
+            )
     return found
 
 

@@ -3,13 +3,16 @@ backends of every kind, each cell a form question, a URL question and a -32042.
 
 Hosts: our Client on 2025-06-18, 2025-11-25 and 2026-07-28, and the official ``mcp`` client
 (2025-11-25). Backends (stdio, one gateway for the module): our server spoken to on 2025-11-25
-(``old.``) and on 2026-07-28 only (``new.``), the official SDK's server (``off.``) and a FastMCP
-4.0 server (``fast.``).
+(``old.``) and on 2026-07-28 only (``new.``), the official SDK's server (``off.``), a FastMCP
+4.0 server (``fast.``) and the TypeScript SDK v1's server (``ts.``); the TypeScript SDK v1's
+client is a host too.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +27,7 @@ from elicitkit import Client
 from elicitkit.client.rounds import InputRequiredResult
 from elicitkit.elicitation.errors import UrlElicitationRequired
 
-from .support import Person, backends, gateway_process
+from .support import TS_HOST, Person, backends, gateway_process, typescript_sdk
 
 pytestmark = [
     pytest.mark.anyio,
@@ -45,7 +48,7 @@ def state(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def gateway_url(state: Path) -> Iterator[str]:
     env = {**os.environ, "GATEWAY_TEST_STATE": str(state)}
-    with gateway_process({"name": "gw", "backends": backends()}, state, env) as url:
+    with gateway_process({"name": "gw", "backends": backends()}, state, env) as url:  # official, FastMCP, TS too
         yield url
 
 
@@ -62,7 +65,11 @@ async def test_lists_every_backend_under_its_namespace(gateway_url: str, era: st
     assert "book" not in names  # every tool under its backend's namespace
 
 
-@pytest.mark.parametrize("backend", ["old", "new", "fast"])
+needs_ts = pytest.mark.skipif(typescript_sdk() is None, reason="node / the TypeScript SDK not installed (bootstrap)")
+TS = pytest.param("ts", marks=needs_ts)
+
+
+@pytest.mark.parametrize("backend", ["old", "new", "fast", TS])
 @pytest.mark.parametrize("era", list(HOSTS))
 async def test_a_form_question_reaches_every_host(gateway_url: str, era: str, backend: str) -> None:
     person = Person()
@@ -83,7 +90,10 @@ async def test_the_official_backends_form_reaches_every_host(gateway_url: str, e
     assert person.forms() == ["How should we seat you?"]
 
 
-@pytest.mark.parametrize("backend", ["old.connect", "new.connect", "off.connect_account", "fast.connect"])
+@pytest.mark.parametrize(
+    "backend",
+    ["old.connect", "new.connect", "off.connect_account", "fast.connect", pytest.param("ts.connect", marks=needs_ts)],
+)
 @pytest.mark.parametrize("era", list(HOSTS))
 async def test_a_url_question_reaches_every_host(gateway_url: str, era: str, backend: str) -> None:
     person = Person()
@@ -122,19 +132,21 @@ async def test_minus_32042_reaches_every_host(gateway_url: str, era: str, backen
     assert (second.is_error, second.text) == (False, f"report for {ticket}")
 
 
-async def test_minus_32042_from_the_official_backend_becomes_a_2026_round(gateway_url: str) -> None:
+@pytest.mark.parametrize("tool", ["off.gated_report", pytest.param("ts.gated", marks=needs_ts)])
+async def test_minus_32042_from_the_sdk_backends_becomes_a_2026_round(gateway_url: str, tool: str) -> None:
     async with host(gateway_url, "2026-07-28", Person()) as client:
-        pending = await client.call_tool("off.gated_report", input_required="return")
+        pending = await client.call_tool(tool, input_required="return")
     assert isinstance(pending, InputRequiredResult)
     [request] = pending.input_requests.values()
     assert request.method == "elicitation/create"
     assert request.params["mode"] == "url" and request.params["url"] == "https://reports.example.com/authorize"
 
 
-async def test_minus_32042_from_the_official_backend_stays_minus_32042_on_2025_11_25(gateway_url: str) -> None:
+@pytest.mark.parametrize("tool", ["off.gated_report", pytest.param("ts.gated", marks=needs_ts)])
+async def test_minus_32042_from_the_sdk_backends_stays_minus_32042_on_2025_11_25(gateway_url: str, tool: str) -> None:
     async with host(gateway_url, "2025-11-25", Person()) as client:
         with pytest.raises(UrlElicitationRequired) as raised:
-            await client.call_tool("off.gated_report")
+            await client.call_tool(tool)
     assert [(r.url, r.elicitation_id) for r in raised.value.elicitations] == [
         ("https://reports.example.com/authorize", "reports-auth")
     ]
@@ -198,3 +210,53 @@ async def test_the_official_client_as_host(gateway_url: str, backend: str) -> No
     else:
         assert not isinstance(gated, mcp_types.CallToolResult), "expected -32042"
         assert "-32042" in repr(gated) or "URL" in str(gated) or "Authoriz" in str(gated)
+
+
+@pytest.mark.parametrize("era", ["2025-06-18"])
+async def test_the_sdk_backends_minus_32042_to_a_host_without_url_mode(gateway_url: str, era: str) -> None:
+    async with host(gateway_url, era, Person()) as client:
+        result = await client.call_tool("off.gated_report")
+    assert result.is_error and "cannot open URL elicitations" in result.text
+
+
+# -- the TypeScript SDK's client as the host -------------------------------------------------------
+
+
+@needs_ts
+@pytest.mark.parametrize("backend", ["old", "new", "off", "fast", "ts"])
+async def test_the_typescript_client_as_host(gateway_url: str, backend: str) -> None:
+    sdk = typescript_sdk()
+    assert sdk is not None
+    ticket = f'{{"ticket": "{uuid.uuid4().hex[:8]}"}}'
+    calls = {
+        "old": ["old.book", "old.connect", f"old.gated:{ticket}"],
+        "new": ["new.book", "new.connect", f"new.gated:{ticket}"],
+        "off": ["off.seating", 'off.connect_account:{"account": "ada"}', "off.gated_report"],
+        "fast": ["fast.book", "fast.connect", "fast.gated"],
+        "ts": ["ts.book", "ts.connect", "ts.gated"],
+    }[backend]
+    tools = [call.split(":", 1)[0] for call in calls]
+    done = await anyio.to_thread.run_sync(
+        lambda: subprocess.run(
+            [sdk[0], str(TS_HOST), gateway_url, *calls],
+            env={**os.environ, "NODE_PATH": sdk[1]},
+            capture_output=True,
+            timeout=STEP,
+            check=False,
+        )
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    out = json.loads(done.stdout)
+    assert out["protocolVersion"] == "2025-11-25"
+    form, url, gated = (out["results"][tool] for tool in tools)
+    assert not form["isError"] and ("booked 3 for Ada" in form["text"] or '"name": "Ada"' in form["text"])
+    assert not url["isError"] and url["text"].endswith(": accept")
+    asked_urls = [q.get("url") for q in out["asked"]]
+    assert any(u is not None and u.startswith("https://auth.example.com/") for u in asked_urls)
+    if backend == "fast":  # FastMCP's own isError for its -32042
+        assert gated["isError"]
+    elif backend == "new":  # a 2026 backend's URL input: a URL question, then the report
+        assert gated["text"].startswith("report for ") and "https://reports.example.com/authorize" in asked_urls
+    else:
+        assert gated["code"] == -32042
+        assert gated["data"]["elicitations"][0]["url"] == "https://reports.example.com/authorize"

@@ -4,7 +4,6 @@ on every era: the same questions get through."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -31,4 +30,4 @@ async def test_a_stdio_host_on_every_era(tmp_path: Path, era: str, monkeypatch: 
         new = await client.call_tool("new.connect")
         gated = await client.call_tool("new.gated", {"ticket": era})
     assert (old.text, new.text, gated.text) == ("booked 3 for Ada", "connect: accept", f"report for {era}")
-    assert person.forms()[0] == "Who is booking?" and os.path.exists(tmp_path / f"ticket-{era}")
+    assert person.forms()[0] == "Who is booking?" and (tmp_path / f"ticket-{era}").is_file()
