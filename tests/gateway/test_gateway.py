@@ -152,16 +152,60 @@ async def test_a_dead_stdio_backend_is_restarted(gateway: Gateway) -> None:
         assert (await client.call_tool("new.book")).text == "booked 3 for Ada"
 
 
-async def test_a_dead_http_backend_is_reported_and_the_others_go_on(
-    gateway: Gateway, http_backend: tuple[str, Any]
-) -> None:
+async def test_a_dead_http_backend_is_reported_and_the_others_go_on(state: Path) -> None:
     from kit.processes import stop_process
 
-    async with host(gateway, "2025-11-25") as client:
-        assert (await client.call_tool("web.book")).text == "booked 3 for Ada"
-        stop_process(http_backend[1])
-        with pytest.raises(MCPError) as raised:
-            await client.call_tool("web.book")
-        assert "backend 'web'" in raised.value.message
-        assert (await client.call_tool("old.book")).text == "booked 3 for Ada"
-        assert "old.book" in {t.name for t in (await client.list_tools()).tools}
+    argv = lambda port: [sys.executable, str(BACKEND), "http", str(port)]  # noqa: E731
+    with serve_on_free_port(argv, "backend", env={**os.environ, "GATEWAY_TEST_STATE": str(state)}) as served:
+        url, proc = f"http://127.0.0.1:{served[0]}/mcp", served[1]
+        config = parse_config(
+            {"backends": [*backends(official=False), {"name": "web", "url": url, "namespace": "web."}]}
+        )
+        async with Gateway(config).running() as gateway, host(gateway, "2025-11-25") as client:
+            assert (await client.call_tool("web.book")).text == "booked 3 for Ada"
+            stop_process(proc)
+            with pytest.raises(MCPError) as raised:
+                await client.call_tool("web.book")
+            assert "backend 'web'" in raised.value.message
+            assert (await client.call_tool("old.book")).text == "booked 3 for Ada"
+            listed = {t.name for t in (await client.list_tools()).tools}
+    assert "old.book" in listed
+
+
+@pytest.mark.parametrize("era", list(HOSTS))
+async def test_hosts_that_cannot_take_a_question_as_asked(gateway: Gateway, era: str) -> None:
+    no_elicitation = Client(gateway, **HOSTS[era])
+    async with no_elicitation as client:
+        url = await client.call_tool("old.connect")  # a URL question: the link, in the result
+        gated = await client.call_tool("old.gated", {"ticket": f"none-{era}"})  # -32042: an isError result
+    assert "https://auth.example.com/sign-in" in url.text
+    assert gated.is_error and "cannot open URL elicitations" in gated.text
+
+
+async def test_a_form_only_2026_host_gets_a_url_question_as_a_form(gateway: Gateway) -> None:
+    person = Person()
+    async with Client(gateway, elicitation_callback=person, elicitation_modes=("form",), mode="modern") as client:
+        result = await client.call_tool("new.connect")
+    assert result.text == "connect: accept"
+    assert person.urls() == [] and "https://auth.example.com/sign-in" in person.forms()[0]
+
+
+@pytest.mark.parametrize("backend", ["old", "new"])
+async def test_sampling_a_host_that_cannot_sample_fails_naming_the_backend(gateway: Gateway, backend: str) -> None:
+    async with host(gateway, "2025-11-25", roots=roots) as client:  # roots, but no sampling callback
+        try:
+            result: Any = await client.call_tool(f"{backend}.summarize", {"text": "x"})
+        except MCPError as exc:
+            result = exc
+    said = result.message if isinstance(result, MCPError) else result.text
+    assert "sampling" in said and (isinstance(result, MCPError) or result.is_error)
+
+
+async def test_a_list_change_reaches_the_hosts(gateway: Gateway) -> None:
+    heard: list[str] = []
+    async with host(gateway, "2025-11-25", notification_callback=lambda method, params: heard.append(method)) as client:
+        assert (await client.call_tool("web.grow", {"name": "sprout"})).text == "added sprout"
+        await wait_until(lambda: "web.sprout" in gateway.catalogue.tools, 10, "the gateway to list the new tool")
+        await wait_until(lambda: "notifications/tools/list_changed" in heard, 10, "the host to hear of it")
+        assert "web.sprout" in {t.name for t in (await client.list_tools()).tools}
+        assert (await client.call_tool("web.sprout")).text == "sprout is here"

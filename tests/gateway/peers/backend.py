@@ -121,6 +121,20 @@ async def chatty(ctx: Context) -> str:
 
 
 @server.tool()
+async def grow(name: str) -> str:
+    """Add a tool named ``name`` and tell every client the list changed."""
+
+    async def added() -> str:
+        return f"{name} is here"
+
+    from elicitkit.server.tools import make_tool
+
+    server.add_tool(make_tool(added, name=name, description="Added at run time."))
+    await server.notify_tools_changed()
+    return f"added {name}"
+
+
+@server.tool()
 async def fail() -> str:
     """A tool error."""
     raise ValueError("the backend's tool failed")
