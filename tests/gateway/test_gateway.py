@@ -191,14 +191,16 @@ async def test_a_form_only_2026_host_gets_a_url_question_as_a_form(gateway: Gate
 
 
 @pytest.mark.parametrize("backend", ["old", "new"])
-async def test_sampling_a_host_that_cannot_sample_fails_naming_the_backend(gateway: Gateway, backend: str) -> None:
-    async with host(gateway, "2025-11-25", roots=roots) as client:  # roots, but no sampling callback
-        try:
-            result: Any = await client.call_tool(f"{backend}.summarize", {"text": "x"})
-        except MCPError as exc:
-            result = exc
-    said = result.message if isinstance(result, MCPError) else result.text
-    assert "sampling" in said and (isinstance(result, MCPError) or result.is_error)
+@pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
+async def test_sampling_a_host_that_cannot_sample(gateway: Gateway, era: str, backend: str) -> None:
+    async with host(gateway, era, roots=roots) as client:  # roots, but no sampling callback
+        with pytest.raises(MCPError) as raised:
+            await client.call_tool(f"{backend}.summarize", {"text": "x"})
+    if era == "2026-07-28":  # the host's own era's answer: this request needs sampling
+        assert raised.value.code == -32021
+    else:  # the backend was told what the host would have said (-32601), and its error names it
+        assert raised.value.code == -32601 and f"backend '{backend}'" in raised.value.message
+    assert "sampling" in raised.value.message
 
 
 async def test_a_list_change_reaches_the_hosts(gateway: Gateway) -> None:

@@ -232,12 +232,12 @@ def _refusal(question: Question, exc: ElicitationError | MCPError) -> JSON | Bas
     (timed out: cancelled); sampling or roots the host lacks is an error, as the host would give."""
     if isinstance(exc, UrlElicitationRequired):
         raise exc  # the page link ends the host's call (forward turns it into the result)
-    if isinstance(exc, MCPError) and exc.code != MISSING_REQUIRED_CLIENT_CAPABILITY:
-        raise exc
+    if isinstance(exc, MCPError) and (exc.code != MISSING_REQUIRED_CLIENT_CAPABILITY or question.method != ELICIT):
+        raise exc  # a 2026 host without sampling or roots: -32021 is its answer, as from any server
     logger.info("the host could not take the backend's %s: %s", question.method, exc)
     if question.method == ELICIT:
         return {"action": "cancel" if isinstance(exc, ElicitationTimeout) else "decline"}
-    if isinstance(exc, (ElicitationUnsupported, MCPError)):
+    if isinstance(exc, ElicitationUnsupported):  # what the host itself would have answered
         return MCPError(METHOD_NOT_FOUND, f"the host cannot take {question.method}: {exc}")
     return MCPError(INTERNAL_ERROR, f"{question.method}: {exc}")
 
