@@ -211,3 +211,11 @@ async def test_a_list_change_reaches_the_hosts(gateway: Gateway) -> None:
         await wait_until(lambda: "notifications/tools/list_changed" in heard, 10, "the host to hear of it")
         assert "web.sprout" in {t.name for t in (await client.list_tools()).tools}
         assert (await client.call_tool("web.sprout")).text == "sprout is here"
+
+
+@pytest.mark.parametrize("era", list(HOSTS))
+async def test_a_backend_task_asks_a_host_without_tasks_as_an_ordinary_question(gateway: Gateway, era: str) -> None:
+    person = Person()
+    async with Client(gateway, elicitation_callback=person, **HOSTS[era]) as client:
+        result = await client.call_tool("new.report")
+    assert result.text == "report for Ada" and person.forms() == ["Who is the report for?"]

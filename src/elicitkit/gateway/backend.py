@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
+from elicitkit.client import tasks as client_tasks
 from elicitkit.client.client import Client
 from elicitkit.client.handlers.policy import AuditLog, Policy, RateLimit
 from elicitkit.client.rounds import InputRequiredResult, MultiRoundTripError, drive, result_type
@@ -29,9 +30,15 @@ from elicitkit.elicitation.requests import ElicitRequest, UrlRequest
 from elicitkit.elicitation.results import ElicitationResult
 from elicitkit.gateway.config import BackendConfig
 from elicitkit.gateway.errors import BackendUnavailable
-from elicitkit.protocol.errors import INTERNAL_ERROR, URL_ELICITATION_REQUIRED, MCPError
+from elicitkit.protocol.errors import (
+    INTERNAL_ERROR,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    URL_ELICITATION_REQUIRED,
+    MCPError,
+)
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.protocol.modern import ELICIT, LIST_ROOTS, RESULT_INPUT_REQUIRED, SAMPLE
+from elicitkit.protocol.tasks import declares_tasks
 from elicitkit.protocol.versions import META_SERVER_INFO, Era
 from elicitkit.runtime.peer import ProgressCallback
 
@@ -44,6 +51,12 @@ logger = logging.getLogger("elicitkit.gateway")
 
 Notify = Callable[["Backend", "Lease", str, JSON], Awaitable[None]]
 _ROUND_KEYS = ("resultType", "ttlMs", "cacheScope")
+
+
+def _needs_a_task(exc: MCPError) -> bool:
+    """-32021 asking for the Tasks extension: the tool runs only as a task."""
+    data = exc.data if isinstance(exc.data, dict) else {}
+    return exc.code == MISSING_REQUIRED_CLIENT_CAPABILITY and declares_tasks(data.get("requiredCapabilities"))
 
 
 class Lease:
@@ -208,7 +221,12 @@ class Backend:
         lease's call); -32042 is raised as it came, every other error names the backend."""
         client = lease.client
         try:
-            result = await client.request(method, params, on_progress=on_progress)
+            try:
+                result = await client.request(method, params, on_progress=on_progress)
+            except MCPError as exc:
+                if method != "tools/call" or not _needs_a_task(exc):
+                    raise
+                result = await self._as_task(client, params)
             if result_type(result) == RESULT_INPUT_REQUIRED:
 
                 async def send(method: str, params: JSON) -> JSON:
@@ -226,6 +244,22 @@ class Backend:
         except MultiRoundTripError as exc:
             raise MCPError(INTERNAL_ERROR, f"backend {self.name!r}: {exc}") from None
         return self.clean(result)
+
+    async def _as_task(self, client: Client, params: JSON) -> JSON:
+        """A tool that runs only as a task (2026 backends): called as one, followed to its end;
+        the task's questions reach the client's callbacks, so the host gets them as ordinary
+        questions of its own call (it needs no tasks of its own)."""
+        name = params.get("name")
+        arguments = params.get("arguments")
+        started = await client_tasks.start_task(client, str(name), arguments if isinstance(arguments, dict) else None)
+        if not isinstance(started, client_tasks.TaskHandle):
+            return started
+        try:
+            return await client_tasks.follow_task(client, started.task_id)
+        except BaseException:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(5):  # the host gave up: so does the task
+                await client_tasks.cancel_task(client, started.task_id)
+            raise
 
     def named(self, exc: MCPError) -> MCPError:
         """The backend's error, saying which backend gave it (code and data kept)."""

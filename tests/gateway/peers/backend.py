@@ -17,8 +17,9 @@ import anyio
 from pydantic import BaseModel, Field
 
 from elicitkit import AcceptedElicitation, Context, Server, UrlElicitationRequired, UrlRequest
+from elicitkit.tasks import InMemoryTaskStore
 
-server = Server("backend")
+server = Server("backend", task_store=InMemoryTaskStore())
 STATE = Path(os.environ.get("GATEWAY_TEST_STATE", "."))
 
 
@@ -42,6 +43,13 @@ async def book_counted(mark: str, ctx: Context) -> str:
     runs = STATE / f"runs-{mark}"
     runs.write_text(str(int(runs.read_text()) + 1 if runs.exists() else 1))
     return await book(ctx)
+
+
+@server.tool(task="required", task_poll_interval_ms=50)
+async def report(ctx: Context) -> str:
+    """Runs only as a task (2026); asks who it is for, from inside the task."""
+    answer = await ctx.elicit("Who is the report for?", Booking)
+    return f"report for {answer.data.name}" if isinstance(answer, AcceptedElicitation) else "no report"
 
 
 @server.tool()
