@@ -16,7 +16,7 @@ from kit.processes import serve_on_free_port
 
 HERE = Path(__file__).parent
 BACKEND = HERE / "peers" / "backend.py"
-OFFICIAL_BACKEND = HERE.parent / "interop" / "peers" / "official_elicitation_server.py"
+OFFICIAL_BACKEND = HERE / "peers" / "official_backend.py"  # the interop peer, plus a tool that waits
 FASTMCP_BACKEND = HERE / "peers" / "fastmcp_backend.py"
 TS_BACKEND = HERE / "peers" / "ts_backend.cjs"
 TS_HOST = HERE / "peers" / "ts_host.cjs"

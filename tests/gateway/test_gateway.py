@@ -18,7 +18,7 @@ from elicitkit.gateway import Gateway, parse_config
 from kit.processes import serve_on_free_port
 from kit.raw import wait_until
 
-from .support import BACKEND, Person, backends
+from .support import BACKEND, Person, backends, typescript_sdk
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
@@ -126,7 +126,7 @@ async def test_cancelling_on_the_host_reaches_the_backend(
 ) -> None:
     mark = f"{backend}-{era}"
     async with host(gateway, era) as client:
-        with pytest.raises(MCPError):  # our request times out: the client cancels it
+        with pytest.raises(MCPError, match="timed out"):  # our request times out: the client cancels it
             await client.call_tool(f"{backend}.wait", {"mark": mark}, timeout=0.5)
         await wait_until((state / f"cancelled-{mark}").exists, 10, "the backend's tool cancelled")
         assert (await client.call_tool(f"{backend}.book")).text == "booked 3 for Ada"  # the backend carries on
@@ -219,3 +219,30 @@ async def test_a_backend_task_asks_a_host_without_tasks_as_an_ordinary_question(
     async with Client(gateway, elicitation_callback=person, **HOSTS[era]) as client:
         result = await client.call_tool("new.report")
     assert result.text == "report for Ada" and person.forms() == ["Who is the report for?"]
+
+
+@pytest.fixture(scope="module")
+async def sdk_gateway(state: Path) -> AsyncIterator[Gateway]:
+    """The official SDK's, FastMCP's and the TypeScript SDK's servers behind one gateway."""
+    config = parse_config({"backends": [b for b in backends() if b["name"] in ("off", "fast", "ts")]})
+    async with Gateway(config).running() as running:
+        yield running
+
+
+SDK_BACKENDS = [
+    "off",
+    "fast",
+    pytest.param("ts", marks=pytest.mark.skipif(typescript_sdk() is None, reason="no TS SDK")),
+]
+
+
+@pytest.mark.parametrize("backend", SDK_BACKENDS)
+@pytest.mark.parametrize("era", list(HOSTS))
+async def test_cancelling_on_the_host_reaches_the_sdk_backends(
+    sdk_gateway: Gateway, state: Path, era: str, backend: str
+) -> None:
+    mark = f"sdk-{backend}-{era}"
+    async with host(sdk_gateway, era) as client:
+        with pytest.raises(MCPError, match="timed out"):  # our request times out: the client cancels it
+            await client.call_tool(f"{backend}.wait", {"mark": mark}, timeout=0.5)
+        await wait_until((state / f"cancelled-{mark}").exists, 10, f"{backend}'s tool to be cancelled")

@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
+import anyio
 from fastmcp import Context, FastMCP
 from mcp import UrlElicitationRequiredError
 from mcp import types as mcp_types
@@ -53,6 +56,17 @@ async def gated() -> str:
         ],
         "Authorization required.",
     )
+
+
+@server.tool
+async def wait(mark: str) -> str:
+    """Wait until cancelled; leave ``cancelled-MARK`` in $GATEWAY_TEST_STATE when that happens."""
+    try:
+        await anyio.sleep(3600)
+    except anyio.get_cancelled_exc_class():
+        (Path(os.environ.get("GATEWAY_TEST_STATE", ".")) / f"cancelled-{mark}").write_text("cancelled")
+        raise
+    return "never"
 
 
 if __name__ == "__main__":

@@ -3,6 +3,9 @@
 const { McpServer } = require("@modelcontextprotocol/sdk/server/mcp.js");
 const { StdioServerTransport } = require("@modelcontextprotocol/sdk/server/stdio.js");
 const { UrlElicitationRequiredError } = require("@modelcontextprotocol/sdk/types.js");
+const { z } = require("zod");
+const fs = require("fs");
+const path = require("path");
 
 const server = new McpServer({ name: "ts-backend", version: "1.0.0" });
 const text = (t) => ({ content: [{ type: "text", text: t }] });
@@ -37,5 +40,17 @@ server.registerTool("gated", { description: "Always -32042." }, async () => {
     "Authorization required."
   );
 });
+
+server.registerTool(
+  "wait",
+  { description: "Wait until cancelled; leave cancelled-MARK in $GATEWAY_TEST_STATE.", inputSchema: { mark: z.string() } },
+  async ({ mark }, extra) =>
+    new Promise((resolve) => {
+      extra.signal.addEventListener("abort", () => {
+        fs.writeFileSync(path.join(process.env.GATEWAY_TEST_STATE || ".", `cancelled-${mark}`), "cancelled");
+        resolve(text("cancelled"));
+      });
+    })
+);
 
 server.connect(new StdioServerTransport());
