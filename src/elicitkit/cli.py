@@ -4,6 +4,7 @@
     elicitkit auth login|status|logout SERVER_URL
     elicitkit tasks get|answer|cancel SERVER TASK_ID
     elicitkit serve MODULE:SERVER [--transport stdio|http] [--port N] [--redis URL] [--auth-issuer URL ...]
+    elicitkit gateway CONFIG [--transport stdio|http] [--port N]
     elicitkit demo [--ui terminal|browser|ci]
 
 SERVER is a command line (run as a child over stdio) or an ``http(s)://`` URL (Streamable
