@@ -8,9 +8,10 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
-from elicitkit import Client
+from elicitkit import Client, MCPError
 from elicitkit.client.rounds import InputRequiredResult
 from elicitkit.gateway import Gateway, parse_config
 from elicitkit.server.rounds import AeadStateCodec, KeyRing
@@ -96,5 +97,38 @@ async def test_a_round_the_host_never_finishes_expires(gateways: tuple[Gateway, 
             pending = await client.call_tool("old.book", input_required="return")
         assert isinstance(pending, InputRequiredResult) and len(gateway.parked) == 1
         await wait_until(lambda: len(gateway.parked) == 0, 5, "the parked call to expire")
+    finally:
+        gateway.parked.ttl = ttl
+
+
+async def test_a_backend_whose_connections_all_wait_on_hosts_says_so(state: Path) -> None:
+    config = parse_config({"backends": [{**backends(official=False)[0], "max_connections": 1}]})
+    async with Gateway(config).running() as gateway:
+        gateway.backends["old"].busy_wait = 0.2
+        async with Client(gateway, mode="modern", elicitation_callback=Person()) as client:
+            pending = await client.call_tool("old.book", input_required="return")
+            assert isinstance(pending, InputRequiredResult)  # holds the one connection
+            with pytest.raises(MCPError, match="all 1 connections are busy"):
+                await client.call_tool("old.book", input_required="return")
+            done: Any = await client.resume(pending)  # the parked call still finishes
+        assert done["content"][0]["text"] == "booked 3 for Ada"
+
+
+async def test_a_call_parked_again_gets_a_fresh_wait(gateways: tuple[Gateway, Gateway], state: Path) -> None:
+    """Each round's parking has its own timer: a host that answers round one just before the
+    first timer ends still has the whole wait for round two."""
+    gateway = gateways[1]
+    ttl, gateway.parked.ttl = gateway.parked.ttl, 0.6
+    try:
+        async with Client(gateway, mode="modern", elicitation_callback=Person()) as client:
+            first = await client.call_tool("old.two_questions", {"mark": "fresh"}, input_required="return")
+            assert isinstance(first, InputRequiredResult)
+            await anyio.sleep(0.4)
+            second = await client.resume(first, input_required="return")  # parked again, at 0.4 s
+            assert isinstance(second, InputRequiredResult) and list(second.input_requests) == ["g2"]
+            await anyio.sleep(0.4)  # past the first parking's 0.6 s, within the second's
+            done: Any = await client.resume(second)
+        assert done["content"][0]["text"] == "Ada, then Ada"
+        assert runs(state, "fresh") == 1  # the same backend call all along, never replayed
     finally:
         gateway.parked.ttl = ttl

@@ -134,9 +134,20 @@ class Backend:
             transport_options=options,
         )
 
+    busy_wait = 30.0
+    """Seconds a call waits for a free connection when ``max_connections`` are all held (calls
+    running, or parked on a 2026 host's answer) before it fails saying so."""
+
     async def lease(self) -> Lease:
         """A connection for one call: an idle one that is still alive, or a new one."""
-        await self._slots.acquire()
+        with anyio.move_on_after(self.busy_wait) as waited:
+            await self._slots.acquire()
+        if waited.cancelled_caught:
+            raise BackendUnavailable(
+                INTERNAL_ERROR,
+                f"backend {self.name!r}: all {self.config.max_connections} connections are busy (calls running, or"
+                " waiting for a host's answer); try again, or raise max_connections",
+            )
         try:
             while self._idle:
                 lease = self._idle.pop()

@@ -163,26 +163,29 @@ class Parked:
 
     def __init__(self, ttl: float = 600.0) -> None:
         self.ttl = ttl
-        self._calls: dict[str, BackendCall] = {}
+        self._calls: dict[str, tuple[BackendCall, object]] = {}  # nonce -> the call, this parking
 
     def __len__(self) -> int:
         return len(self._calls)
 
     def take(self, nonce: str) -> BackendCall | None:
-        return self._calls.pop(nonce, None)
+        found = self._calls.pop(nonce, None)
+        return found[0] if found is not None else None
 
     def park(self, nonce: str, call: BackendCall, tg: Any) -> None:
-        self._calls[nonce] = call
-        tg.start_soon(self._expire, nonce, call)
+        parking = object()  # each parking its own timer: a call parked again starts a fresh wait
+        self._calls[nonce] = (call, parking)
+        tg.start_soon(self._expire, nonce, parking)
 
-    async def _expire(self, nonce: str, call: BackendCall) -> None:
+    async def _expire(self, nonce: str, parking: object) -> None:
         await anyio.sleep(self.ttl)
-        if self._calls.get(nonce) is call:  # never came back for it
+        found = self._calls.get(nonce)
+        if found is not None and found[1] is parking:  # never came back for it since
             del self._calls[nonce]
-            call.cancel()
+            found[0].cancel()
 
     def cancel_all(self) -> None:
-        for call in self._calls.values():
+        for call, _parking in self._calls.values():
             call.cancel()
         self._calls.clear()
 

@@ -53,6 +53,17 @@ async def report(ctx: Context) -> str:
 
 
 @server.tool()
+async def two_questions(mark: str, ctx: Context) -> str:
+    """Two forms, one after the other (runs counted in ``runs-MARK``)."""
+    runs = STATE / f"runs-{mark}"
+    runs.write_text(str(int(runs.read_text()) + 1 if runs.exists() else 1))
+    first = await ctx.elicit("Who is booking?", Booking)
+    second = await ctx.elicit("Who pays?", Booking)
+    names = [a.data.name if isinstance(a, AcceptedElicitation) else a.action.value for a in (first, second)]
+    return f"{names[0]}, then {names[1]}"
+
+
+@server.tool()
 async def connect(ctx: Context) -> str:
     """Send the person to a sign-in page (a URL question)."""
     answer = await ctx.elicit_url("Sign in to the example service.", "https://auth.example.com/sign-in", "sign-in-1")
