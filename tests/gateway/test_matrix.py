@@ -26,6 +26,7 @@ from mcp import types as mcp_types
 from elicitkit import Client
 from elicitkit.client.rounds import InputRequiredResult
 from elicitkit.elicitation.errors import UrlElicitationRequired
+from kit.raw import wait_until
 
 from .support import TS_HOST, Person, backends, gateway_process, typescript_sdk
 
@@ -260,3 +261,42 @@ async def test_the_typescript_client_as_host(gateway_url: str, backend: str) -> 
     else:
         assert gated["code"] == -32042
         assert gated["data"]["elicitations"][0]["url"] == "https://reports.example.com/authorize"
+
+
+# -- cancelling on the SDK hosts reaches every backend ------------------------------------------
+
+WAITERS = ["old", "new", "off", "fast", TS]
+
+
+@pytest.mark.parametrize("backend", WAITERS)
+async def test_cancelling_on_the_official_client_reaches_the_backend(
+    gateway_url: str, state: Path, backend: str
+) -> None:
+    mark = f"official-host-{backend}"
+    async with mcp.Client(gateway_url, mode="legacy", cache=None, elicitation_callback=OfficialPerson()) as session:
+        with anyio.move_on_after(0.5) as gave_up:  # the SDK sends notifications/cancelled
+            await session.call_tool(f"{backend}.wait", {"mark": mark})
+        assert gave_up.cancelled_caught
+        await wait_until((state / f"cancelled-{mark}").exists, 10, f"{backend}'s tool to be cancelled")
+
+
+@needs_ts
+@pytest.mark.parametrize("backend", WAITERS)
+async def test_cancelling_on_the_typescript_client_reaches_the_backend(
+    gateway_url: str, state: Path, backend: str
+) -> None:
+    sdk = typescript_sdk()
+    assert sdk is not None
+    mark = f"ts-host-{backend}"
+    done = await anyio.to_thread.run_sync(
+        lambda: subprocess.run(
+            [sdk[0], str(TS_HOST), gateway_url, f'!{backend}.wait:{{"mark": "{mark}"}}'],
+            env={**os.environ, "NODE_PATH": sdk[1]},
+            capture_output=True,
+            timeout=STEP,
+            check=False,
+        )
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert "message" in json.loads(done.stdout)["results"][f"{backend}.wait"]  # it gave up: an error
+    await wait_until((state / f"cancelled-{mark}").exists, 10, f"{backend}'s tool to be cancelled")
