@@ -116,3 +116,11 @@ def test_a_gateway_from_a_file(tmp_path: Path) -> None:
     config.write_text(TOML)
     gateway = Gateway.from_file(config)
     assert gateway.name == "front" and list(gateway.backends) == ["github", "jira"]
+
+
+def test_an_audit_log_that_cannot_be_written_is_said_at_once(tmp_path: Path) -> None:
+    config = parse_config(
+        {"backends": [{"name": "a", "command": "x", "policy": {"audit": str(tmp_path / "missing" / "audit.jsonl")}}]}
+    )
+    with pytest.raises(ConfigError, match=r"backend 'a': policy.audit: cannot write .*missing/audit.jsonl"):
+        Gateway(config)

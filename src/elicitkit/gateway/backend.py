@@ -29,7 +29,7 @@ from elicitkit.client.rounds import InputRequiredResult, MultiRoundTripError, dr
 from elicitkit.elicitation.requests import ElicitRequest, UrlRequest
 from elicitkit.elicitation.results import ElicitationResult
 from elicitkit.gateway.config import BackendConfig
-from elicitkit.gateway.errors import BackendUnavailable
+from elicitkit.gateway.errors import BackendUnavailable, ConfigError
 from elicitkit.protocol.errors import (
     INTERNAL_ERROR,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
@@ -88,6 +88,14 @@ class Backend:
         policy = config.policy
         self._rate = RateLimit(policy.rate_per_minute, policy.burst) if policy.rate_per_minute else None
         self._audit = AuditLog(policy.audit) if policy.audit else None
+        if policy.audit:  # find out now, not when the first question's answer would become an error
+            try:
+                with open(policy.audit, "a", encoding="utf-8"):
+                    pass
+            except OSError as exc:
+                raise ConfigError(
+                    f"backend {self.name!r}: policy.audit: cannot write {policy.audit}: {exc.strerror or exc}"
+                ) from None
 
     # -- connections ---------------------------------------------------------------------
 
