@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
 import pytest
 from click.testing import CliRunner
 
@@ -124,3 +125,25 @@ def test_an_audit_log_that_cannot_be_written_is_said_at_once(tmp_path: Path) -> 
     )
     with pytest.raises(ConfigError, match=r"backend 'a': policy.audit: cannot write .*missing/audit.jsonl"):
         Gateway(config)
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(30)
+async def test_a_silent_backend_is_reported_and_does_not_hold_the_others(tmp_path: Path) -> None:
+    import sys
+
+    from elicitkit import Client
+
+    from .support import Person, backends
+
+    silent = {
+        "name": "silent",
+        "command": [sys.executable, "-c", "import time; time.sleep(60)"],
+        "connect_timeout": 0.5,
+    }
+    config = parse_config({"backends": [silent, backends(official=False)[0]]})
+    with anyio.fail_after(15):
+        async with Gateway(config).running() as gateway, Client(gateway, elicitation_callback=Person()) as client:
+            names = {tool.name for tool in (await client.list_tools()).tools}
+            assert "old.book" in names and not any(name.startswith("silent") for name in names)
+            assert "did not answer within 0.5s" in (gateway.backends["silent"].last_error or "")

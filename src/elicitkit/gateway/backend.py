@@ -181,7 +181,15 @@ class Backend:
             raise BackendUnavailable(INTERNAL_ERROR, f"backend {self.name!r}: the gateway is not running")
         lease = Lease(self)
         try:
-            await self._tg.start(self._keep, lease)
+            with anyio.fail_after(self.config.connect_timeout):
+                await self._tg.start(self._keep, lease)
+        except TimeoutError:
+            lease.stop.set()
+            self.last_error = f"no answer within {self.config.connect_timeout:g}s"
+            raise BackendUnavailable(
+                INTERNAL_ERROR,
+                f"backend {self.name!r} is unavailable: it did not answer within {self.config.connect_timeout:g}s",
+            ) from None
         except MCPError as exc:
             self.last_error = exc.message
             raise BackendUnavailable(INTERNAL_ERROR, f"backend {self.name!r} is unavailable: {exc.message}") from None

@@ -54,6 +54,8 @@ class BackendConfig(_Strict):
     """The era the gateway speaks to it (``modern``: 2026-07-28 only)."""
     env: dict[str, str] | None = None
     cwd: str | None = None
+    connect_timeout: float = Field(default=30.0, gt=0)
+    """Seconds to start or reach it and finish the handshake (a silent backend is reported, not waited on)."""
     timeout: float = Field(default=600.0, gt=0)
     max_connections: int = Field(default=8, ge=1, le=256)
     """Connections open at once; a call that may ask holds one to itself while it runs."""
