@@ -33,7 +33,13 @@ from elicitkit.elicitation.errors import (
 )
 from elicitkit.elicitation.requests import ElicitRequest, FormRequest, UrlRequest
 from elicitkit.elicitation.schema import form_from_schema
-from elicitkit.protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY, MCPError
+from elicitkit.protocol.errors import (
+    INTERNAL_ERROR,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    URL_ELICITATION_REQUIRED,
+    MCPError,
+)
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.protocol.modern import ELICIT
 from elicitkit.protocol.versions import LATEST_LEGACY, is_modern, supports_url_elicitation
@@ -218,7 +224,7 @@ async def forward(scope: RequestScope, backend: Backend, method: str, params: JS
         return asking.url_required(scope, exc)
     except MCPError as exc:
         call.cancel()
-        if exc.code == -32042:
+        if exc.code == URL_ELICITATION_REQUIRED:
             return asking.url_required(scope, UrlElicitationRequired.from_mcp_error(exc))
         raise
     except BaseException as exc:
