@@ -246,3 +246,12 @@ async def test_cancelling_on_the_host_reaches_the_sdk_backends(
         with pytest.raises(MCPError, match="timed out"):  # our request times out: the client cancels it
             await client.call_tool(f"{backend}.wait", {"mark": mark}, timeout=0.5)
         await wait_until((state / f"cancelled-{mark}").exists, 10, f"{backend}'s tool to be cancelled")
+
+
+@pytest.mark.parametrize("backend", ["old", "web"])
+async def test_the_completion_notice_reaches_a_2025_11_25_host(gateway: Gateway, backend: str) -> None:
+    async with host(gateway, "2025-11-25") as client:
+        result = await client.call_tool(f"{backend}.connect")
+        # the backend sent notifications/elicitation/complete for its URL question; the gateway passed it on
+        assert await client.wait_for_elicitation_complete("sign-in-1", timeout=5)
+    assert result.text == "connect: accept"
