@@ -192,8 +192,9 @@ class ConnectPages:
         return found
 
     async def _confirm(self, request: Request) -> Response:
-        origin = request.headers.get("origin")
-        if origin is not None and origin != f"{request.url.scheme}://{request.headers.get('host', '')}":
+        origin = request.headers.get("origin")  # "null" after a cross-site redirect (the sign-in at the issuer)
+        own = f"{request.url.scheme}://{request.headers.get('host', '')}"
+        if origin not in (None, "null", own):
             raise _Refused(403, "Refused", "This form is only accepted from its own page.")
         form = await request.form()
         flow_id, token, action = (str(form.get(k, "")) for k in ("flow", "token", "action"))
