@@ -156,7 +156,9 @@ def _text(driver: Any) -> str:
         return f"(no body text: {type(exc).__name__})"
 
 
-def connect_in_browser(driver: Any, link: str, logins: dict[str, str], *, seen: list[str] | None = None) -> dict[str, str]:
+def connect_in_browser(
+    driver: Any, link: str, logins: dict[str, str], *, seen: list[str] | None = None
+) -> dict[str, str]:
     """A person connecting an account from a server's start link (issue 22's third-party sign-in).
 
     Follows the link and whatever comes: oidc-provider's login form (the name from ``logins``,

@@ -142,6 +142,11 @@ class Connections:
         self._pages = ConnectPages(self, pages_of(server), str(info.get("title") or info.get("name") or "This server"))
         return mount(pages_app, self._pages)
 
+    @property
+    def pages_for_server(self) -> ConnectPages | None:
+        """The connect pages, once HTTP serving mounted them."""
+        return self._pages
+
     def pages_for(self, server: LowLevelServer) -> ConnectPages | None:
         """The connect pages, once HTTP serving mounted them (None: stdio, in-memory)."""
         self.bind(server)
