@@ -205,7 +205,7 @@ def connect_in_browser(
             else:  # the server's confirm page: which account is being connected, then Connect
                 found["account"] = driver.find_element(By.CSS_SELECTOR, ".account").text
                 driver.find_element(By.ID, "connect").click()
-            wait.until(lambda d, before=before: d.current_url != before or stage(d) != where)
+            wait.until(lambda d, before=before, where=where: d.current_url != before or stage(d) != where)
     except TimeoutException:
         raise AssertionError(f"stuck at {driver.current_url}: {_text(driver)}") from None
     raise AssertionError(f"too many steps: {seen}")

@@ -225,6 +225,11 @@ async def test_the_start_link_opened_by_another_signed_in_user_is_refused(world:
     assert "signed in as bob" in seen[0]["text"] and "another account" in seen[0]["text"]
 
 
+def stored_bytes(folder: Path, pattern: str) -> bytes:
+    """Every byte of the files ``pattern`` names in ``folder`` (the SQLite file and its WAL, an RDB)."""
+    return b"".join(p.read_bytes() for p in sorted(folder.glob(pattern)))
+
+
 def _no_token_in(blob: bytes, secrets_: list[str]) -> None:
     for secret in secrets_:
         assert secret.encode() not in blob, "a token is stored in clear"
@@ -246,7 +251,7 @@ async def test_sqlite_holds_no_token_in_clear_and_a_refresh_asks_nobody(world: W
         principal = (await connections.list())[0].principal
         tokens = await connections.token(principal, "gh")
         assert tokens is not None and tokens.refresh_token is not None
-        files = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("tasks.db"))
+        files = await anyio.to_thread.run_sync(stored_bytes, tmp_path, "tasks.db*")
         assert b"elicitkit_connections" in files  # the table is in the task store's file
         _no_token_in(files, [tokens.access_token, tokens.refresh_token])
 
@@ -261,7 +266,7 @@ async def test_sqlite_holds_no_token_in_clear_and_a_refresh_asks_nobody(world: W
         assert second.text == first.text and len(asked) == 1  # same account, no question
         assert renewed is not None and renewed.access_token != tokens.access_token
         assert renewed.refresh_token != tokens.refresh_token  # oidc-provider rotates it
-        files = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("tasks.db"))
+        files = await anyio.to_thread.run_sync(stored_bytes, tmp_path, "tasks.db*")
         _no_token_in(files, [tokens.access_token, renewed.access_token, str(renewed.refresh_token)])
         await connections.revoke(principal, "gh")
 
@@ -295,5 +300,5 @@ async def test_redis_holds_no_token_in_clear(world: World, tmp_path: Path) -> No
                 elif kind == b"string":
                     dump += await raw.get(key) or b""
             await raw.save()  # and the RDB file on disk
-            dump += b"".join(p.read_bytes() for p in Path(redis.directory).glob("*.rdb"))
+            dump += await anyio.to_thread.run_sync(stored_bytes, Path(redis.directory), "*.rdb")
             _no_token_in(dump, [tokens.access_token, tokens.refresh_token])
