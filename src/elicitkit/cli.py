@@ -27,6 +27,7 @@ import anyio
 import click
 
 from elicitkit.cli_auth import NO_BROWSER_HELP, auth, http_auth
+from elicitkit.cli_connections import connections
 from elicitkit.cli_tools import tool_json, tool_lines
 from elicitkit.client.client import Client, ClientMode
 from elicitkit.client.connect import ModernNotSupported, ServerUnreachable
@@ -645,6 +646,7 @@ def demo(ui: str, as_json: bool) -> None:
 
 
 main.add_command(auth)
+main.add_command(connections)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 __all__ = ["DONE", "FAILED", "Flow", "flow_from_json", "flow_to_json", "split_state"]
@@ -61,11 +61,23 @@ def flow_to_json(flow: Flow) -> bytes:
 
 
 def flow_from_json(raw: bytes) -> Flow | None:
+    """A flow record, or None for anything that is not exactly one (every field of its type)."""
     try:
         data = json.loads(raw)
-        return Flow(**data) if isinstance(data, dict) else None
-    except (ValueError, TypeError):
+    except ValueError:
         return None
+    if not isinstance(data, dict) or set(data) != {f.name for f in fields(Flow)}:
+        return None
+    for name, value in data.items():
+        if name == "expires_at":
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        elif name == "session_id":
+            ok = value is None or isinstance(value, str)
+        else:
+            ok = isinstance(value, str)
+        if not ok:
+            return None
+    return Flow(**data)
 
 
 def split_state(state: str) -> tuple[str, str] | None:
