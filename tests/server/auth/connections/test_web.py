@@ -66,12 +66,19 @@ class FakeProvider:
             {"access_token": token, "token_type": "Bearer", "expires_in": 3600, "refresh_token": "refresh-" + token}
         )
 
+    async def repos(self, request: web.Request) -> web.Response:
+        """An API behind the tokens (``/user/repos``, GitHub-style)."""
+        if request.headers.get("Authorization", "").removeprefix("Bearer ") not in self.issued:
+            return web.json_response({"message": "Bad credentials"}, status=401)
+        return web.json_response([{"full_name": "ada/dotfiles"}, {"full_name": "ada/recipes"}])
+
 
 @pytest.fixture
 async def fake() -> AsyncIterator[FakeProvider]:
     provider = FakeProvider()
     app = web.Application()
     app.router.add_post("/token", provider.token)
+    app.router.add_get("/user/repos", provider.repos)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     port = free_port()
@@ -127,22 +134,24 @@ async def a_link(connections: Connections, url: str) -> tuple[str, str]:
     return flow.flow_id, flow.link
 
 
-async def confirm(http: httpx.AsyncClient, link: str) -> httpx.Response:
+async def confirm(http: httpx.AsyncClient, link: str, title: str = "Hub") -> httpx.Response:
     """Open the link, see the confirm page, press Connect: the redirect to the provider."""
     page = await http.get(link)
     assert page.status_code == 200, page.text
-    assert "Connect your Hub account" in page.text and "ada" in page.text  # which account, at which provider
+    assert f"Connect your {title} account" in page.text and "ada" in page.text  # which account, where
     fields = dict(re.findall(r'name="(flow|token)" value="([^"]+)"', page.text))
     action = urlsplit(link)._replace(path=urlsplit(link).path.replace("start", "confirm"), query="").geturl()
     return await http.post(action, data={**fields, "action": "connect"})
 
 
-async def to_provider(http: httpx.AsyncClient, link: str, fake: FakeProvider) -> tuple[str, dict[str, str]]:
+async def to_provider(
+    http: httpx.AsyncClient, link: str, fake: FakeProvider, title: str = "Hub", scope: str = "repo"
+) -> tuple[str, dict[str, str]]:
     """As far as the provider: the callback URL and the authorization request's parameters."""
-    moved = await confirm(http, link)
+    moved = await confirm(http, link, title)
     assert moved.status_code == 303, moved.text
     query = {k: v[0] for k, v in parse_qs(urlsplit(moved.headers["location"]).query).items()}
-    assert query["code_challenge_method"] == "S256" and query["scope"] == "repo"
+    assert query["code_challenge_method"] == "S256" and query["scope"] == scope
     fake.challenges.append(query["code_challenge"])
     return query["redirect_uri"], query
 
@@ -246,10 +255,10 @@ def server_log(caplog: pytest.LogCaptureFixture) -> str:
     return "\n".join(r.getMessage() for r in caplog.records if not r.name.startswith(("httpx", "httpcore")))
 
 
-async def finish_by_hand(link: str, fake: FakeProvider) -> None:
+async def finish_by_hand(link: str, fake: FakeProvider, title: str = "Hub", scope: str = "repo") -> None:
     """The person, without a browser: confirm, then the provider's redirect back with a code."""
     async with httpx.AsyncClient() as http:
-        callback, query = await to_provider(http, link, fake)
+        callback, query = await to_provider(http, link, fake, title, scope)
         done = await http.get(callback, params={"state": query["state"], "code": SECRET_CODE, "iss": ISSUER})
         assert done.status_code == 200, done.text
 
