@@ -56,6 +56,15 @@ class FakeProvider:
                 await self.release.wait()
         if self.mode == "fail":
             return web.json_response({"error": "server_error"}, status=500)
+        if form.get("grant_type") == "refresh_token":
+            if (
+                self.mode == "refuse-refresh"
+                or str(form.get("refresh_token")).removeprefix("refresh-") not in self.issued
+            ):
+                return web.json_response({"error": "invalid_grant"}, status=400)
+            token = f"access-token-secret-{len(self.issued)}-refreshed"
+            self.issued.append(token)
+            return web.json_response({"access_token": token, "token_type": "Bearer", "expires_in": 30})
         verifier = str(form.get("code_verifier", ""))
         digest = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
         if form.get("code") != SECRET_CODE or digest not in self.challenges:

@@ -43,6 +43,7 @@ __all__ = ["Connection", "Connections", "connections_of"]
 logger = logging.getLogger("elicitkit.connections")
 
 POLL = 0.25  # seconds between looks at a flow another instance may finish
+JUST_REFRESHED = 5.0  # seconds a token someone else just refreshed must still have, to be used as it is
 
 
 @dataclass(frozen=True)
@@ -245,9 +246,9 @@ class Connections:
         latest = await self.store.get(principal, provider.name)
         if latest is None:
             return None
-        if latest.sealed != row.sealed:  # refreshed meanwhile (here or elsewhere)
-            fresh = self._open(latest)
-            if fresh is not None and not fresh.expired(provider.refresh_leeway):
+        if latest.sealed != row.sealed:  # refreshed meanwhile (here or elsewhere): use that one while it
+            fresh = self._open(latest)  # lasts, even if the provider's tokens live less than the leeway
+            if fresh is not None and not fresh.expired(min(provider.refresh_leeway, JUST_REFRESHED)):
                 return fresh
             row, tokens = latest, fresh or tokens
         try:

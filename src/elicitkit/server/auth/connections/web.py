@@ -95,7 +95,10 @@ class ConnectPages:
 
         request = Request(scope, receive)
         try:
-            response = await self._route(request)
+            try:
+                response = await self._route(request)
+            except AuthError as exc:  # a provider's metadata unreachable or unusable: says which, no secret
+                raise _Refused(502, "Provider unavailable", f"{exc}. Try again later.") from None
         except _Refused as exc:
             logger.info("connect page refused (%d): %s", exc.status, exc.text)
             response = _page(exc.status, exc.title, f"<p>{html.escape(exc.text)}</p>", "error")
