@@ -326,3 +326,10 @@ async def test_no_principal_no_connection(fake: FakeProvider) -> None:
     async with serve_http_background(server) as handle, Client(handle.url, protocol_version="2025-11-25") as client:
         result = await client.call_tool("repos", {})
     assert result.is_error and "whose account" in result.text
+
+
+async def test_without_http_pages_it_says_to_serve_over_http(fake: FakeProvider) -> None:
+    server = build(fake)
+    async with Client(server, protocol_version="2025-11-25", elicitation_callback=never_asked) as client:
+        result = await client.call_tool("repos", {})
+    assert result.is_error and "serve it over HTTP" in result.text
