@@ -101,7 +101,8 @@ async def fake() -> AsyncIterator[FakeProvider]:
         await runner.cleanup()
 
 
-def build(fake: FakeProvider, **options: Any) -> Server:
+def build(fake: FakeProvider, *, fleet: bool = False, **options: Any) -> Server:
+    """Ada's server (a principal hook); ``fleet``: its stores are left to the backplane (Redis)."""
     provider = Provider(
         "hub",
         client_id="app",
@@ -113,8 +114,13 @@ def build(fake: FakeProvider, **options: Any) -> Server:
         title="Hub",
         timeout=1.0,
     )
-    connections = Connections([provider], store=MemoryConnectionStore(), **options)
-    server = Server("connector", task_store=InMemoryTaskStore(), connections=connections, principal=lambda ctx: "ada")
+    connections = Connections([provider], store=None if fleet else MemoryConnectionStore(), **options)
+    server = Server(
+        "connector",
+        task_store=None if fleet else InMemoryTaskStore(),
+        connections=connections,
+        principal=lambda ctx: "ada",
+    )
 
     @server.tool()
     async def repos(ctx: Context, wait: bool = True) -> str:
