@@ -337,16 +337,20 @@ class Connections:
     async def wait(self, flow_id: str, timeout: float) -> Flow | None:
         """The flow once it ends (done or failed), or None after ``timeout`` seconds or when it expired."""
         event = self._events.setdefault(flow_id, anyio.Event())
-        with anyio.move_on_after(timeout):
-            while True:
-                found = await self.load_flow(flow_id)
-                if found is None:
-                    return None
-                if found[0].finished:
-                    return found[0]
-                with anyio.move_on_after(POLL):  # woken at once here; another instance's finish: polled
-                    await event.wait()
-        return None
+        try:
+            with anyio.move_on_after(timeout):
+                while True:
+                    found = await self.load_flow(flow_id)
+                    if found is None:
+                        return None
+                    if found[0].finished:
+                        return found[0]
+                    with anyio.move_on_after(POLL):  # woken at once here; another instance's finish: polled
+                        await event.wait()
+            return None
+        finally:
+            if self._events.get(flow_id) is event:  # finished elsewhere, or given up: nothing to wake
+                del self._events[flow_id]
 
     async def fail(self, flow: Flow, sealed: bytes, reason: str) -> None:
         await self.save_flow(flow.step(status=FAILED, reason=reason), sealed)
