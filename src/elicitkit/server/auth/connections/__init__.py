@@ -11,8 +11,16 @@ server's key ring) beside the tasks, refreshed before they expire, and revocable
 from __future__ import annotations
 
 from elicitkit.server.auth.connections.manager import Connection, Connections
-from elicitkit.server.auth.connections.providers import Provider
+from elicitkit.server.auth.connections.providers import Provider, load_providers
 from elicitkit.server.auth.connections.store import ConnectionStore, MemoryConnectionStore
 from elicitkit.server.auth.tokens import ConnectionFailed
 
-__all__ = ["Connection", "ConnectionFailed", "ConnectionStore", "Connections", "MemoryConnectionStore", "Provider"]
+__all__ = [
+    "Connection",
+    "ConnectionFailed",
+    "ConnectionStore",
+    "Connections",
+    "MemoryConnectionStore",
+    "Provider",
+    "load_providers",
+]

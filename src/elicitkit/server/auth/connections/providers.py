@@ -8,14 +8,19 @@ their metadata is read once (RFC 8414, then OpenID discovery, with the exact iss
 
 from __future__ import annotations
 
+import json
+import os
+import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
 
 from elicitkit.auth.discovery import discover_auth_server
 from elicitkit.auth.http import Fetcher
 from elicitkit.auth.tokens import ClientIdentity
 
-__all__ = ["Endpoints", "Provider"]
+__all__ = ["Endpoints", "Provider", "load_providers"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,28 @@ class Provider:
                 "token_endpoint (a provider without metadata, GitHub-style)"
             )
 
+    @classmethod
+    def from_config(cls, name: str, config: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> Provider:
+        """A provider from a config table (the field names above); the secret comes from the
+        environment variable ``client_secret_env`` names, never from the file itself."""
+        env = os.environ if environ is None else environ
+        settings = dict(config)
+        if "client_secret" in settings:
+            raise ValueError(f"provider {name!r}: put the secret in the environment and name it with client_secret_env")
+        secret_env = settings.pop("client_secret_env", None)
+        allowed = {f.name for f in fields(cls)} - {"name", "client_secret"}
+        unknown = sorted(set(settings) - allowed)
+        if unknown:
+            raise ValueError(
+                f"provider {name!r}: unknown settings {', '.join(unknown)} (known: {', '.join(sorted(allowed))})"
+            )
+        secret = None
+        if secret_env is not None:
+            secret = env.get(str(secret_env))
+            if not secret:
+                raise ValueError(f"provider {name!r}: ${secret_env} (its client secret) is not set")
+        return cls(name, client_secret=secret, **settings)
+
     @property
     def shown(self) -> str:
         return self.title or self.name
@@ -92,3 +119,28 @@ class Provider:
             self.userinfo_endpoint or (userinfo if isinstance(userinfo, str) else None),
             found.iss_parameter_supported,
         )
+
+
+def load_providers(path: str | Path, environ: Mapping[str, str] | None = None) -> list[Provider]:
+    """Providers from a TOML or JSON file: one table per provider name, e.g.
+
+    .. code-block:: toml
+
+        [github]
+        title = "GitHub"
+        client_id = "Iv1.8a61f9b3a7aba766"
+        client_secret_env = "GITHUB_CLIENT_SECRET"
+        authorization_endpoint = "https://github.com/login/oauth/authorize"
+        token_endpoint = "https://github.com/login/oauth/access_token"
+        scopes = ["read:user", "repo"]
+
+        [bank]
+        issuer = "https://id.bank.example"
+        client_id = "mcp-notes"
+        client_secret_env = "BANK_CLIENT_SECRET"
+    """
+    text = Path(path).read_text(encoding="utf-8")
+    data: Any = json.loads(text) if str(path).endswith(".json") else tomllib.loads(text)
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise ValueError(f"{path}: expected one table per provider")
+    return [Provider.from_config(name, table, environ) for name, table in data.items()]
