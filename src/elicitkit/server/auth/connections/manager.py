@@ -9,7 +9,6 @@ refreshing at once keep one result; a refresh the provider refuses forgets the c
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 import secrets
@@ -25,7 +24,7 @@ import anyio
 from elicitkit.auth.errors import RefreshRefused, TokenEndpointError
 from elicitkit.auth.http import Fetcher
 from elicitkit.auth.tokens import TokenSet
-from elicitkit.server.auth.connections import oauth
+from elicitkit.server.auth.connections import links, oauth
 from elicitkit.server.auth.connections.flows import DONE, FAILED, Flow, flow_from_json, flow_to_json
 from elicitkit.server.auth.connections.providers import Endpoints, Provider
 from elicitkit.server.auth.connections.store import ConnectionStore, MemoryConnectionStore, Row
@@ -314,25 +313,11 @@ class Connections:
         return flow
 
     def link_token(self, flow_id: str, principal: str, provider: str, expires_at: float) -> str:
-        body = json.dumps({"f": flow_id, "p": principal, "v": provider, "e": expires_at}).encode()
-        return base64.urlsafe_b64encode(self._vaults()[1].seal(b"link", body)).rstrip(b"=").decode()
+        return links.seal_link(self._vaults()[1], links.Link(flow_id, principal, provider, expires_at))
 
-    def open_link(self, token: str) -> dict[str, Any] | None:
-        """A start link's content if this server made it (any key of the ring), else None."""
-        if len(token) > 2048:
-            return None
-        try:
-            raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-        except ValueError:
-            return None
-        body = self._vaults()[1].open(b"link", raw)
-        if body is None:
-            return None
-        try:
-            data = json.loads(body)
-        except ValueError:
-            return None
-        return data if isinstance(data, dict) else None
+    def open_link(self, token: str) -> links.Link | None:
+        """A start link, if this server made it (any key of the ring) and it is whole."""
+        return links.open_link(self._vaults()[1], token)
 
     async def wait(self, flow_id: str, timeout: float) -> Flow | None:
         """The flow once it ends (done or failed), or None after ``timeout`` seconds or when it expired."""

@@ -122,16 +122,16 @@ class ConnectPages:
 
     async def _start(self, request: Request) -> Response:
         connections = self.connections
-        data = connections.open_link(request.query_params.get("link", ""))
-        if data is None or not all(isinstance(data.get(k), str) for k in ("f", "p", "v")):
+        link = connections.open_link(request.query_params.get("link", ""))
+        if link is None:
             raise _Refused(400, "Not a valid link", "This sign-in link is not valid: it is damaged, or not from here.")
-        if not isinstance(data.get("e"), (int, float)) or data["e"] < time.time():
+        if link.expires_at < time.time():
             raise _Refused(410, "Link expired", "This sign-in link has expired. Ask again where you started.")
-        found = await connections.load_flow(data["f"])
+        found = await connections.load_flow(link.flow_id)
         if found is None:
             raise _Refused(410, "Link expired", "This sign-in has expired. Ask again where you started.")
         flow, sealed = found
-        if (flow.principal, flow.provider) != (data["p"], data["v"]):
+        if (flow.principal, flow.provider) != (link.principal, link.provider):
             raise _Refused(400, "Not a valid link", "This sign-in link does not match its sign-in.")
         if flow.status != NEW:
             raise _Refused(
