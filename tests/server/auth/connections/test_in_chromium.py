@@ -84,7 +84,7 @@ def world() -> Iterator[World]:
         yield World(own, third, ports, driver, MemoryTokenStore())
 
 
-def providers(world: World, index: int) -> Connections:
+def providers(world: World, index: int, sign_in: bool = True) -> Connections:
     meta = world.third.metadata
     github_style = Provider(  # no discovery: explicit endpoints, as for GitHub
         "gh",
@@ -99,8 +99,8 @@ def providers(world: World, index: int) -> Connections:
     by_discovery = Provider(
         "bank", issuer=world.third.issuer, client_id=f"gh-app-{index}", client_secret=GH_SECRET, scopes=["openid"]
     )
-    sign_in = Provider("self", issuer=world.own.issuer, client_id=f"mcp-server-{index}", client_secret=RP_SECRET)
-    return Connections([github_style, by_discovery], sign_in=sign_in)
+    own = Provider("self", issuer=world.own.issuer, client_id=f"mcp-server-{index}", client_secret=RP_SECRET)
+    return Connections([github_style, by_discovery], sign_in=own if sign_in else None)
 
 
 def userinfo(world: World, token: str) -> str:
@@ -111,7 +111,7 @@ def userinfo(world: World, token: str) -> str:
         return str(json.loads(reply.read())["sub"])
 
 
-def build(world: World, index: int, url: str, **options: Any) -> Server:
+def build(world: World, index: int, url: str, sign_in: bool = True, **options: Any) -> Server:
     server = Server(
         "connector",
         title="Connector",
@@ -121,7 +121,7 @@ def build(world: World, index: int, url: str, **options: Any) -> Server:
             authorization_servers=[world.own.issuer],
             scopes=["mcp:tools"],
         ),
-        connections=providers(world, index),
+        connections=providers(world, index, sign_in),
         **options,
     )
 
@@ -136,12 +136,14 @@ def build(world: World, index: int, url: str, **options: Any) -> Server:
 
 
 @asynccontextmanager
-async def served(world: World, tmp: Path, index: int = 0, **options: Any) -> AsyncIterator[tuple[str, Server]]:
+async def served(
+    world: World, tmp: Path, index: int = 0, sign_in: bool = True, **options: Any
+) -> AsyncIterator[tuple[str, Server]]:
     port = world.ports[index]
     url = f"http://127.0.0.1:{port}/mcp"
     if "backplane" not in options:
         options["task_store"] = SQLiteTaskStore(tmp / "tasks.db")
-    server = build(world, index, url, **options)
+    server = build(world, index, url, sign_in, **options)
     async with serve_http_background(server, port=port):
         yield url, server
 
@@ -302,3 +304,23 @@ async def test_redis_holds_no_token_in_clear(world: World, tmp_path: Path) -> No
             await raw.save()  # and the RDB file on disk
             dump += await anyio.to_thread.run_sync(stored_bytes, Path(redis.directory), "*.rdb")
             _no_token_in(dump, [tokens.access_token, tokens.refresh_token])
+
+
+async def test_the_connect_pages_pass_the_accessibility_audit(world: World, tmp_path: Path) -> None:
+    browser = pytest.importorskip("client.handlers.browser.test_in_chromium", reason="the browser test helpers")
+    audit = browser.Audit(browser.axe_source())
+    async with served(world, tmp_path, sign_in=False) as (url, server):
+        async with Client(url, auth=ada(world)) as client:  # the endpoint's first request mounts the pages
+            await client.list_tools()
+        connections = server.connections
+        assert connections is not None
+        pages = connections.pages_for(server)
+        assert pages is not None
+        flow = await connections.start("ada", "gh", await pages.link_base(), None, None)
+        await anyio.to_thread.run_sync(world.driver.get, flow.link)
+        await anyio.to_thread.run_sync(audit.check, world.driver, "connect-confirm")
+        await anyio.to_thread.run_sync(world.driver.get, flow.link)  # used: the refusal page
+        await anyio.to_thread.run_sync(audit.check, world.driver, "connect-refused")
+    for name, report in audit.seen.items():
+        assert [report[k] for k in ("axe-desktop", "axe-phone", "axe-dark")] == [[], [], []], (name, report)
+    assert audit.seen["connect-confirm"]["page"] == "page-connect-confirm"
