@@ -28,6 +28,7 @@ import anyio
 import click
 
 from elicitkit.cli_auth import NO_BROWSER_HELP, auth, http_auth
+from elicitkit.cli_connections import connections
 from elicitkit.cli_gateway import gateway
 from elicitkit.cli_tools import tool_json, tool_lines
 from elicitkit.client.client import Client, ClientMode
@@ -647,6 +648,7 @@ def demo(ui: str, as_json: bool) -> None:
 
 
 main.add_command(auth)
+main.add_command(connections)
 main.add_command(gateway)
 
 if __name__ == "__main__":  # pragma: no cover

@@ -57,7 +57,8 @@ the wrong kind of thing), ``InvalidAnswer`` a ``ValueError``, ``ElicitationTimeo
     │   ├── InsufficientScope         403 insufficient_scope after the allowed re-authorizations
     │   ├── AuthorizationTimeout      nobody finished signing in in the browser in time (also a TimeoutError)
     │   ├── TokenStoreError           the token store cannot be read or written
-    │   └── InvalidToken              (server side) a bearer token the resource server refused: 401
+    │   ├── InvalidToken              (server side) a bearer token the resource server refused: 401
+    │   └── ConnectionFailed          (server side) ctx.authorize connected nothing: declined, refused, ...
     └── TaskError                     the Tasks extension's store or state machine
         ├── TaskExists
         ├── TaskStoreUnavailable      the store cannot be reached (also an MCPError: -32603, try again)
@@ -133,7 +134,7 @@ from elicitkit.protocol.errors import ConnectionClosed, LocalProtocolError, MCPE
 from elicitkit.protocol.jsonrpc import InvalidMessage  # noqa: E402
 from elicitkit.protocol.modern import InvalidToolHeaders  # noqa: E402
 from elicitkit.protocol.tasks import InvalidTransition  # noqa: E402
-from elicitkit.server.auth.tokens import InvalidToken  # noqa: E402
+from elicitkit.server.auth.tokens import ConnectionFailed, InvalidToken  # noqa: E402
 from elicitkit.server.pages import AnswerOnPage  # noqa: E402
 from elicitkit.server.resolvers import NotResolved  # noqa: E402
 from elicitkit.server.rounds.keys import KeyRingError  # noqa: E402
@@ -153,6 +154,7 @@ __all__ = [
     "CannotListen",
     "ConfigError",
     "ConnectionClosed",
+    "ConnectionFailed",
     "ElicitationError",
     "ElicitationFailed",
     "ElicitationTimeout",

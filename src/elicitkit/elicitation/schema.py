@@ -400,7 +400,7 @@ def for_version(schema: dict[str, Any], version: str) -> dict[str, Any]:
 class Form:
     """A question's shape: the schema to send, and how to turn an answer back into Python."""
 
-    __slots__ = ("_by_version", "_conversion", "model", "scalar", "schema")
+    __slots__ = ("_by_version", "_conversion", "_required", "model", "scalar", "schema")
 
     def __init__(
         self,
@@ -415,6 +415,10 @@ class Form:
         # (wire name, field name, converter) per field, or None: the model has validators of its own
         self._conversion = conversion
         self._by_version: dict[str, dict[str, Any]] = {}
+        # The model's required fields, read once (a class's ``model_fields`` is a costly descriptor).
+        self._required = (
+            frozenset(name for name, info in model.model_fields.items() if info.is_required()) if model else frozenset()
+        )
 
     def parse(self, content: dict[str, Any]) -> Any:
         """A validated answer (``content``) as the model instance, the bare scalar, or the dict.
@@ -431,9 +435,7 @@ class Form:
         instance = self._built(model, content) if self._conversion is not None else None
         if instance is None:
             values = dict(content)
-            for name, info in model.model_fields.items():
-                if name not in values and not info.is_required():
-                    continue
+            for name in self._required:
                 values.setdefault(name, None)
             instance = model.model_validate(values)
         return getattr(instance, SCALAR_FIELD) if self.scalar else instance
@@ -446,7 +448,7 @@ class Form:
                 if wire in content:
                     value = content[wire]
                     fields[name] = value if convert is None or value is None else convert(value)
-                elif model.model_fields[name].is_required():
+                elif name in self._required:
                     fields[name] = None  # Optional[X] without a default, left out of the answer
         except (TypeError, ValueError):
             return None
