@@ -24,6 +24,8 @@ PUBLIC_MODULES = {
     "elicitkit.compat",
     "elicitkit.tasks",
     "elicitkit.testing.kit",
+    "elicitkit.server.auth",  # the resource server (docs/auth.md)
+    "elicitkit.server.auth.connections",  # third-party sign-in (docs/auth.md)
 }
 
 

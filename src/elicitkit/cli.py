@@ -4,6 +4,7 @@
     elicitkit auth login|status|logout SERVER_URL
     elicitkit tasks get|answer|cancel SERVER TASK_ID
     elicitkit serve MODULE:SERVER [--transport stdio|http] [--port N] [--redis URL] [--auth-issuer URL ...]
+    elicitkit gateway CONFIG [--transport stdio|http] [--port N]
     elicitkit demo [--ui terminal|browser|ci]
 
 SERVER is a command line (run as a child over stdio) or an ``http(s)://`` URL (Streamable
@@ -27,6 +28,8 @@ import anyio
 import click
 
 from elicitkit.cli_auth import NO_BROWSER_HELP, auth, http_auth
+from elicitkit.cli_connections import connections
+from elicitkit.cli_gateway import gateway
 from elicitkit.cli_tools import tool_json, tool_lines
 from elicitkit.client.client import Client, ClientMode
 from elicitkit.client.connect import ModernNotSupported, ServerUnreachable
@@ -645,6 +648,8 @@ def demo(ui: str, as_json: bool) -> None:
 
 
 main.add_command(auth)
+main.add_command(connections)
+main.add_command(gateway)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -17,6 +17,7 @@ the wrong kind of thing), ``InvalidAnswer`` a ``ValueError``, ``ElicitationTimeo
     │   │   └── SessionExpired        the server forgot the HTTP session and a new one was refused
     │   ├── ModernNotSupported        a client forced 2026-07-28 on a server that does not speak it
     │   ├── TaskCancelled             a task the client waited on was cancelled
+    │   ├── BackendUnavailable        a gateway's backend cannot be reached, or died mid-call (names it)
     │   └── UrlElicitationRequired    -32042: complete these URL elicitations, then retry (also an ElicitationError)
     │       └── AnswerOnPage          the question waits on a server-hosted page (the fallback ladder's link)
     ├── ElicitationError              asking the person did not give an answer
@@ -43,6 +44,7 @@ the wrong kind of thing), ``InvalidAnswer`` a ``ValueError``, ``ElicitationTimeo
     ├── MissingFleetKey               a fleet backplane without a shared key (also a ValueError)
     ├── InvalidToolHeaders            a tool's x-mcp-header declarations are unusable (also a ValueError)
     ├── InvalidTemplate               a resource URI template that does not parse (also a ValueError)
+    ├── ConfigError                   a gateway configuration that cannot be used (names the key; also a ValueError)
     ├── AuthError                     reaching a protected server failed (OAuth); says what to do, never a secret
     │   ├── MetadataError             resource or authorization-server metadata missing, not JSON, incomplete
     │   ├── IssuerMismatch            an issuer other than the expected one (RFC 8414 metadata, RFC 9207 iss)
@@ -55,7 +57,8 @@ the wrong kind of thing), ``InvalidAnswer`` a ``ValueError``, ``ElicitationTimeo
     │   ├── InsufficientScope         403 insufficient_scope after the allowed re-authorizations
     │   ├── AuthorizationTimeout      nobody finished signing in in the browser in time (also a TimeoutError)
     │   ├── TokenStoreError           the token store cannot be read or written
-    │   └── InvalidToken              (server side) a bearer token the resource server refused: 401
+    │   ├── InvalidToken              (server side) a bearer token the resource server refused: 401
+    │   └── ConnectionFailed          (server side) ctx.authorize connected nothing: declined, refused, ...
     └── TaskError                     the Tasks extension's store or state machine
         ├── TaskExists
         ├── TaskStoreUnavailable      the store cannot be reached (also an MCPError: -32603, try again)
@@ -126,11 +129,12 @@ from elicitkit.elicitation.errors import (  # noqa: E402
 )
 from elicitkit.elicitation.patterns import UnsupportedPattern  # noqa: E402
 from elicitkit.elicitation.requests import InvalidRequest  # noqa: E402
+from elicitkit.gateway.errors import BackendUnavailable, ConfigError  # noqa: E402
 from elicitkit.protocol.errors import ConnectionClosed, LocalProtocolError, MCPError, RequestTimeout  # noqa: E402
 from elicitkit.protocol.jsonrpc import InvalidMessage  # noqa: E402
 from elicitkit.protocol.modern import InvalidToolHeaders  # noqa: E402
 from elicitkit.protocol.tasks import InvalidTransition  # noqa: E402
-from elicitkit.server.auth.tokens import InvalidToken  # noqa: E402
+from elicitkit.server.auth.tokens import ConnectionFailed, InvalidToken  # noqa: E402
 from elicitkit.server.pages import AnswerOnPage  # noqa: E402
 from elicitkit.server.resolvers import NotResolved  # noqa: E402
 from elicitkit.server.rounds.keys import KeyRingError  # noqa: E402
@@ -146,8 +150,11 @@ __all__ = [
     "AuthError",
     "AuthorizationDenied",
     "AuthorizationTimeout",
+    "BackendUnavailable",
     "CannotListen",
+    "ConfigError",
     "ConnectionClosed",
+    "ConnectionFailed",
     "ElicitationError",
     "ElicitationFailed",
     "ElicitationTimeout",

@@ -864,6 +864,12 @@ def error_page(status: int, title: str, text: str) -> str:
     return _document(title, "error", body)
 
 
+def plain_page(title: str, page: str, body_html: str) -> str:
+    """A page of the same look around ``body_html`` (already escaped), for the server's other
+    pages (the connect pages of :mod:`elicitkit.server.auth.connections.web`)."""
+    return _document(title, page, body_html)
+
+
 def method_not_allowed_page() -> str:
     """The page for a method other than GET and POST (serve with 405 and ``Allow: GET, POST``)."""
     return _document("Method not allowed", "error", "<h1>Method not allowed</h1>")

@@ -17,6 +17,7 @@ import re
 import types
 import typing
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any, Literal, get_args, get_origin
 
 import annotated_types as at
@@ -399,27 +400,59 @@ def for_version(schema: dict[str, Any], version: str) -> dict[str, Any]:
 class Form:
     """A question's shape: the schema to send, and how to turn an answer back into Python."""
 
-    __slots__ = ("_by_version", "_required", "model", "scalar", "schema")
+    __slots__ = ("_by_version", "_conversion", "_required", "model", "scalar", "schema")
 
-    def __init__(self, schema: dict[str, Any], model: type[BaseModel] | None, scalar: bool = False) -> None:
+    def __init__(
+        self,
+        schema: dict[str, Any],
+        model: type[BaseModel] | None,
+        scalar: bool = False,
+        conversion: tuple[tuple[str, str, Converter | None], ...] | None = None,
+    ) -> None:
         self.schema = schema
         self.model = model  # None: a hand-written dict schema; answers stay dicts
         self.scalar = scalar  # True: one value was asked for; unwrap it from the one-field form
+        # (wire name, field name, converter) per field, or None: the model has validators of its own
+        self._conversion = conversion
         self._by_version: dict[str, dict[str, Any]] = {}
         # The model's required fields, read once (a class's ``model_fields`` is a costly descriptor).
         self._required = (
-            tuple(name for name, info in model.model_fields.items() if info.is_required()) if model is not None else ()
+            frozenset(name for name, info in model.model_fields.items() if info.is_required()) if model else frozenset()
         )
 
     def parse(self, content: dict[str, Any]) -> Any:
-        """A validated answer (``content``) as the model instance, the bare scalar, or the dict."""
-        if self.model is None:
+        """A validated answer (``content``) as the model instance, the bare scalar, or the dict.
+
+        ``content`` has passed the schema check (:func:`~elicitkit.elicitation.answers.validate_answer`),
+        which the model's own fields and constraints rendered: building the instance converts
+        values (a date string to a ``date``, a choice to its ``Enum``) without judging them a
+        second time. A model with validators of its own (``field_validator``, ``model_validator``)
+        is validated by pydantic instead, since those rules exist only in Python.
+        """
+        model = self.model
+        if model is None:
             return content
-        values = dict(content)
-        for name in self._required:
-            values.setdefault(name, None)
-        instance = self.model.model_validate(values)
+        instance = self._built(model, content) if self._conversion is not None else None
+        if instance is None:
+            values = dict(content)
+            for name in self._required:
+                values.setdefault(name, None)
+            instance = model.model_validate(values)
         return getattr(instance, SCALAR_FIELD) if self.scalar else instance
+
+    def _built(self, model: type[BaseModel], content: dict[str, Any]) -> BaseModel | None:
+        """The instance from checked content, or None when a value does not convert (pydantic decides)."""
+        fields: dict[str, Any] = {}
+        try:
+            for wire, name, convert in self._conversion or ():
+                if wire in content:
+                    value = content[wire]
+                    fields[name] = value if convert is None or value is None else convert(value)
+                elif name in self._required:
+                    fields[name] = None  # Optional[X] without a default, left out of the answer
+        except (TypeError, ValueError):
+            return None
+        return model.model_construct(**fields)
 
     def schema_for(self, version: str) -> dict[str, Any]:
         """The schema down-converted and gated for a client speaking ``version`` (memoized)."""
@@ -611,6 +644,40 @@ def _apply_constraint(prop: dict[str, Any], constraint: Any) -> None:
         raise _FieldProblem(f"constraint {constraint!r} cannot be expressed in an elicitation form")
 
 
+Converter = Callable[[Any], Any]
+
+
+def _datetime(text: str) -> datetime.datetime:
+    return datetime.datetime.fromisoformat(text.upper())  # RFC 3339 allows a lower-case "t" and "z"
+
+
+def _converter(annotation: Any) -> Converter | None:
+    """How a checked JSON value of this (already rendered) field becomes its Python type; None: as it is."""
+    base, _ = unwrap_annotated(annotation)
+    base, _ = _strip_optional(base)
+    base, _ = unwrap_annotated(base)
+    if base is float:
+        return float
+    if base is datetime.datetime:
+        return _datetime
+    if base is datetime.date:
+        return datetime.date.fromisoformat
+    if isinstance(base, type) and issubclass(base, (AnyUrl, enum.Enum)):
+        return base
+    origin = get_origin(base)
+    if origin in (list, set, frozenset, tuple):
+        item = _converter(get_args(base)[0]) if get_args(base) else None
+        container: Callable[[Any], Any] = origin
+        return (lambda values: container(values)) if item is None else (lambda values: container(map(item, values)))
+    return None
+
+
+def _has_own_rules(model: type[BaseModel]) -> bool:
+    """True when the model carries validators of its own, which only pydantic can run."""
+    found = model.__pydantic_decorators__
+    return bool(found.field_validators or found.model_validators or found.root_validators or found.validators)
+
+
 def _is_model(schema: Any) -> bool:
     return isinstance(schema, type) and issubclass(schema, BaseModel)
 
@@ -668,4 +735,9 @@ def _form_for_type(schema: Any) -> Form:
     if required:
         rendered["required"] = required
     check_schema(rendered, LATEST_LEGACY)
-    return Form(rendered, model, scalar)
+    conversion = None
+    if not _has_own_rules(model):
+        conversion = tuple(
+            (info.alias or name, name, _converter(info.annotation)) for name, info in model.model_fields.items()
+        )
+    return Form(rendered, model, scalar, conversion)

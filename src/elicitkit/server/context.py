@@ -250,6 +250,24 @@ class Context:
         """
         self._scope.become_task(self.server.tasks)
 
+    async def authorize(
+        self, provider: str, *, message: str | None = None, timeout: float | None = None, wait: bool = True
+    ) -> str:
+        """A valid access token of this request's principal at ``provider`` (one of the server's
+        ``connections``), refreshed when near its end; when there is none, the person is asked to
+        connect their account through URL mode (the server's own start page, then the provider's
+        sign-in) and the call carries on with the new token.
+
+        ``wait=False``: the call does not wait for the sign-in: -32042 on 2025-11-25 (the completion
+        notice follows), the round's URL input on 2026; the person's next call finds the token. A
+        client that cannot open URLs gets a result with the link. Raises
+        :class:`~elicitkit.server.auth.ConnectionFailed` when nothing was connected (declined,
+        refused by the provider, another account, nobody in ``timeout`` seconds).
+        """
+        from elicitkit.server.auth.connections.asking import authorize
+
+        return await authorize(self, provider, message=message, timeout=timeout, wait=wait)
+
     async def elicit_complete(self, elicitation_id: str) -> None:
         """Tell the client the out-of-band step of ``elicitation_id`` is done."""
         await self.session.send_elicit_complete(elicitation_id, related=self.request_id)

@@ -19,6 +19,7 @@ from elicitkit.telemetry import hook as telemetry
 
 if TYPE_CHECKING:
     from elicitkit.backplane.base import Backplane
+    from elicitkit.server.auth.connections import Connections
     from elicitkit.server.auth.gate import ResourceServer
 
 RequestHandlerFn = Callable[[RequestScope], Awaitable[JSON]]
@@ -64,6 +65,7 @@ class LowLevelServer:
         self.notification_handlers: dict[str, NotificationHandlerFn] = {}
         # The OAuth resource server in front of HTTP (None: requests need no token).
         self.auth: ResourceServer | None = None
+        self.connections: Connections | None = None  # third-party sign-in (ctx.authorize)
         telemetry.auto()  # on when an OpenTelemetry SDK is configured; else nothing, not even an import
 
     @property
@@ -135,7 +137,10 @@ class LowLevelServer:
         at ``prefix`` beside the endpoint (:mod:`elicitkit.server.pages`)."""
         from elicitkit.server.pages import pages_of  # the page app and its renderer: only when served
 
-        return pages_of(self).mount(prefix, base_url, allow_host)
+        app = pages_of(self).mount(prefix, base_url, allow_host)
+        if self.connections is not None:  # third-party sign-in: its start page and callback go beside them
+            return self.connections.serve(self, app)
+        return app
 
     def http_backplane(self) -> Backplane | None:
         """What HTTP serving shares with a fleet: a low-level server leaves it to the transport."""

@@ -40,6 +40,7 @@ from elicitkit.server.tasks.store import TaskStore
 from elicitkit.server.tools import Tool, make_tool
 
 if TYPE_CHECKING:
+    from elicitkit.server.auth.connections import Connections
     from elicitkit.server.auth.gate import ResourceServer
 
 logger = logging.getLogger("elicitkit.server")
@@ -72,6 +73,7 @@ class Server(LowLevelServer):
         task_store: TaskStore | None = None,
         backplane: Backplane | None = None,
         auth: ResourceServer | None = None,
+        connections: Connections | None = None,
     ) -> None:
         """``max_questions``: the most questions one request may ask (each re-ask counts); past it
         the call ends with an error naming the cap. ``principal``: who a request acts for (say,
@@ -84,9 +86,12 @@ class Server(LowLevelServer):
         one from ``$ELICITKIT_REDIS_URL`` when HTTP serving starts, else none (one process).
         ``auth``: a :class:`~elicitkit.server.auth.ResourceServer`: every HTTP request then needs
         a bearer token, and its subject (and client) is the principal of everything the request
-        makes (docs/auth.md). Stdio stays unauthenticated."""
+        makes (docs/auth.md). Stdio stays unauthenticated. ``connections``: third-party
+        providers tools sign their principal in to (``await ctx.authorize("github")``,
+        :class:`~elicitkit.server.auth.connections.Connections`)."""
         super().__init__(name, version, title=title, instructions=instructions)
         self.auth = auth
+        self.connections = connections
         if max_questions < 1:
             raise ValueError("max_questions must be at least 1")
         self.page_size = page_size

@@ -125,3 +125,16 @@ def authorization_server(
         log.seek(0)
         output = log.read().decode(errors="replace")
     pytest.fail(f"oidc-provider did not start; its output:\n{output[-4000:]}")
+
+
+@contextlib.contextmanager
+def two_authorization_servers(
+    first: dict[str, Any] | None = None, second: dict[str, Any] | None = None
+) -> Iterator[tuple[AuthorizationServer, AuthorizationServer]]:
+    """Two oidc-provider instances on two loopback ports: an MCP server's own authorization
+    server and a third-party provider its users connect accounts at (issue 22). ``first`` /
+    ``second``: :func:`authorization_server` options for each. Started one after the other,
+    stopped by PID in reverse order."""
+    with authorization_server(**(first or {})) as one, authorization_server(**(second or {})) as two:
+        assert one.port != two.port
+        yield one, two

@@ -154,3 +154,63 @@ def _text(driver: Any) -> str:
         return str(driver.find_element(By.TAG_NAME, "body").text)[:2000]
     except Exception as exc:  # the page may be gone mid-navigation
         return f"(no body text: {type(exc).__name__})"
+
+
+def connect_in_browser(
+    driver: Any, link: str, logins: dict[str, str], *, seen: list[str] | None = None
+) -> dict[str, str]:
+    """A person connecting an account from a server's start link (issue 22's third-party sign-in).
+
+    Follows the link and whatever comes: oidc-provider's login form (the name from ``logins``,
+    by the issuer's origin the form is served from), its consent page, the server's confirm
+    page (pressing Connect), until the server's "connected" page or an error page. Returns what
+    the person saw: ``{"end": "connected" | "error", "status": ..., "text": ..., "account": ...}``.
+    """
+    seen = [] if seen is None else seen
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    driver.get(link)
+    wait = WebDriverWait(driver, WAIT)
+    found: dict[str, str] = {}
+
+    def stage(d: Any) -> str | None:
+        for name, selector in (("connected", "#connected"), ("error", "#error"), ("confirm", "#connect")):
+            if d.find_elements(By.CSS_SELECTOR, selector):
+                return name
+        if d.find_elements(By.CSS_SELECTOR, CONSENT):
+            return "consent"
+        return "login" if d.find_elements(By.NAME, "login") else None
+
+    try:
+        for _ in range(12):
+            where = wait.until(stage)
+            seen.append(where)
+            if where in ("connected", "error"):
+                found["end"] = where
+                found["text"] = _text(driver)
+                if where == "error":
+                    found["status"] = str(driver.find_element(By.ID, "error").get_attribute("data-status"))
+                return found
+            before = driver.current_url
+            if where == "login":
+                origin = "/".join(before.split("/")[:3])
+                driver.find_element(By.NAME, "login").send_keys(logins[origin])
+                driver.find_element(By.NAME, "password").send_keys("any password will do")
+                driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+            elif where == "consent":
+                wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
+                driver.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+            else:  # the server's confirm page: which account is being connected, then Connect
+                found["account"] = driver.find_element(By.CSS_SELECTOR, ".account").text
+                driver.find_element(By.ID, "connect").click()
+            wait.until(lambda d, before=before, where=where: d.current_url != before or stage(d) != where)
+    except TimeoutException:
+        raise AssertionError(f"stuck at {driver.current_url}: {_text(driver)}") from None
+    raise AssertionError(f"too many steps: {seen}")
+
+
+def forget_sign_ins(driver: Any) -> None:
+    """Sign the browser out everywhere (every cookie of every site), as another person's browser."""
+    driver.execute_cdp_cmd("Network.clearBrowserCookies", {})

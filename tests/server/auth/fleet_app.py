@@ -42,6 +42,12 @@ def main() -> None:
     def whoami(ctx: Context) -> str:
         return f"{ctx.principal}@{instance}"
 
+    @server.tool()
+    async def book(ctx: Context, day: str) -> str:
+        """A question on the server's page for a client without elicitation (the link, then again)."""
+        result = await ctx.elicit(f"How many guests on {day}?", int, fallback="page", timeout=10)
+        return f"booked {result.data} on {day}" if result.accepted else result.action.value
+
     @server.tool(task="optional")
     async def slow() -> str:
         await anyio.sleep(30)

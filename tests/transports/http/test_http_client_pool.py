@@ -71,3 +71,61 @@ async def test_calls_that_ask_reuse_their_connections() -> None:
                     await anyio.sleep(PAUSE)  # longer than END_LAG: the stream has ended by the next call
             # A new connection per call would make CALLS or more; the pool needs a handful.
             assert accepted[0] <= 4, f"{accepted[0]} connections for {CALLS} calls"
+
+
+@contextlib.asynccontextmanager
+async def relay_closing_idle(port: int, idle_close: float) -> AsyncIterator[int]:
+    """A relay that plays a server's idle close crossing the client's next request: a request
+    on a connection idle for ``idle_close`` seconds or more is met with a reset, not an answer."""
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", port)
+        last = asyncio.get_running_loop().time()
+
+        async def down() -> None:
+            nonlocal last
+            with contextlib.suppress(OSError):
+                while data := await upstream_reader.read(65536):
+                    writer.write(data)
+                    await writer.drain()
+                    last = asyncio.get_running_loop().time()
+
+        answering = asyncio.ensure_future(down())
+        try:
+            while data := await reader.read(65536):
+                if asyncio.get_running_loop().time() - last >= idle_close:
+                    writer.transport.abort()  # the close was already on its way: a reset
+                    return
+                upstream_writer.write(data)
+                await upstream_writer.drain()
+        except OSError:
+            pass
+        finally:
+            answering.cancel()
+            upstream_writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    try:
+        yield server.sockets[0].getsockname()[1]
+    finally:
+        server.close()
+
+
+async def test_an_idle_connection_is_let_go_before_a_server_would_close_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pool drops a connection idle for IDLE_REUSE_SECONDS (4 s, below the 5 s of uvicorn and
+    node); scaled down here: the client lets go at 0.3 s, the "server" resets at 0.6 s."""
+    import elicitkit.transports.http.client as http_client
+
+    monkeypatch.setattr(http_client, "IDLE_REUSE_SECONDS", 0.3)
+    argv = lambda port: [  # noqa: E731
+        sys.executable, "-m", "elicitkit.testing.everything", "--host", "127.0.0.1", "--port", str(port)
+    ]  # fmt: skip
+    with serve_on_free_port(argv, "everything server") as (port, _proc, _log):
+        async with (
+            relay_closing_idle(port, idle_close=0.6) as relay_port,
+            Client(f"http://127.0.0.1:{relay_port}/mcp") as client,
+        ):
+            for _ in range(3):
+                result = await client.call_tool("test_simple_text", {})
+                assert not result.is_error, result
+                await anyio.sleep(0.9)  # idle past both: only a connection kept too long meets the reset

@@ -205,3 +205,29 @@ async def test_defect_10_background_server_takes_the_same_options() -> None:
             port_of(handle.url), request_bytes("POST", post_headers(port_of(handle.url)), b"{}")
         )
     assert status == 400
+
+
+async def test_connections_on_our_own_listening_socket_have_nagle_off() -> None:
+    """serve_http binds its socket itself; asyncio turns Nagle off only where the socket's proto
+    says TCP. With it on, a question written before the result waited for the client's delayed
+    ACK: S1 through ``elicitkit serve --transport http`` took 44 ms a call instead of about 1."""
+    import socket
+
+    from elicitkit.transports.http.serve import _bind
+
+    sock = _bind("127.0.0.1", 0)
+    port = sock.getsockname()[1]
+    seen: list[int] = []
+
+    async def accepted(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        seen.append(writer.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+        writer.close()
+
+    server = await asyncio.start_server(accepted, sock=sock)
+    async with server:
+        _reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        with anyio.fail_after(5):
+            while not seen:  # noqa: ASYNC110 (the callback records it)
+                await anyio.sleep(0.01)
+        writer.close()
+    assert seen and seen[0] != 0

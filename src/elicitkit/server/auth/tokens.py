@@ -8,11 +8,16 @@ from typing import Any, Protocol
 
 from elicitkit.errors import AuthError
 
-__all__ = ["AccessToken", "InvalidToken", "TokenVerifier", "principal_of"]
+__all__ = ["AccessToken", "ConnectionFailed", "InvalidToken", "TokenVerifier", "principal_of"]
 
 
 class InvalidToken(AuthError):
     """A bearer token was refused; the message says why in words and never holds the token."""
+
+
+class ConnectionFailed(AuthError):
+    """``ctx.authorize(provider)`` got no token: the person declined, the provider refused or
+    failed, the link was opened by another account, or nobody finished in time. Never holds a token."""
 
 
 def principal_of(subject: str, client_id: str | None) -> str:

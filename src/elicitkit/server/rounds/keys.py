@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from elicitkit.backplane.sealing import Sealer
 from elicitkit.errors import ElicitkitError
 
 KEY_BYTES = 32
@@ -34,12 +35,18 @@ class KeyRingError(ElicitkitError, ValueError):
 class Key:
     """One master key's derived ciphers and id; the raw bytes are not kept as an attribute."""
 
-    __slots__ = ("inner", "kid", "outer")
+    __slots__ = ("_root", "inner", "kid", "outer")
 
     def __init__(self, key: bytes) -> None:
         self.kid = b64encode(hashlib.sha256(_LABEL + b"key-id\x00" + key).digest()[:6])
         self.outer = AESGCM(hmac.new(key, _LABEL + b"outer", hashlib.sha256).digest())
         self.inner = AESGCM(hmac.new(key, _LABEL + b"inner", hashlib.sha256).digest())
+        self._root = hmac.new(key, _LABEL + b"derive", hashlib.sha256).digest()  # other uses' keys
+
+    def sealer(self, label: bytes) -> Sealer:
+        """An AES-GCM :class:`~elicitkit.backplane.sealing.Sealer` for another use of this key
+        (``label`` names it: connection tokens, start links), never the requestState ciphers."""
+        return Sealer(hmac.new(self._root, label, hashlib.sha256).digest())
 
     def __repr__(self) -> str:
         return f"<key {self.kid}>"
@@ -115,6 +122,10 @@ class KeyRing:
 
     def _lookup(self, kid: str) -> Key | None:
         return self._by_kid.get(kid)
+
+    def sealers(self, label: bytes) -> list[tuple[str, Sealer]]:
+        """``(key id, sealer)`` per key for the use ``label``: the first seals, every one opens."""
+        return [(k.kid, k.sealer(label)) for k in self._keys]
 
     def __len__(self) -> int:
         return len(self._keys)

@@ -35,6 +35,10 @@ ACCEPT = "application/json, text/event-stream"
 DEFAULT_RETRY_MS = 1000
 MAX_RESUME_ATTEMPTS = 5
 STREAM_END_GRACE = 2.0  # seconds a response stream may stay open after its response (then closed)
+# Seconds an idle connection stays in the pool. Servers close idle kept-alive connections after
+# about 5 s (uvicorn, node); a request written on one as its close is in flight fails with a
+# reset, so the client lets them go first (aiohttp's own default, 15 s, outlives them).
+IDLE_REUSE_SECONDS = 4.0
 # Responses and notifications (answered 202 at once) share at most this many POSTs at a time, so
 # thousands of questions answered together reuse a few kept-alive connections instead of
 # opening one socket each next to the thousands of response streams still open.
@@ -135,7 +139,12 @@ class StreamableHTTPTransport:
 
     @asynccontextmanager
     async def open(self, feed: Feed, on_close: OnClose) -> AsyncIterator[Send]:
-        connector = aiohttp.TCPConnector(limit=self.max_connections, force_close=False, enable_cleanup_closed=True)
+        connector = aiohttp.TCPConnector(
+            limit=self.max_connections,
+            force_close=False,
+            enable_cleanup_closed=True,
+            keepalive_timeout=IDLE_REUSE_SECONDS,
+        )
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.connect_timeout)
         self._feed = feed
         async with aiohttp.ClientSession(connector=connector, timeout=timeout, auto_decompress=False) as http:

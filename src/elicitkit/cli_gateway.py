@@ -1,0 +1,45 @@
+"""``elicitkit gateway CONFIG``: serve the backends of CONFIG to hosts, over stdio or Streamable HTTP."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import anyio
+import click
+
+__all__ = ["gateway"]
+
+
+@click.command()
+@click.argument("config", type=click.Path(dir_okay=False))
+@click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True)
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=int, default=8000, show_default=True)
+@click.option("--path", default="/mcp", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (JSON on stdout, HTTP only).")
+def gateway(config: str, transport: str, host: str, port: int, path: str, as_json: bool) -> None:
+    """Serve the backends of CONFIG (TOML, or JSON) as one MCP server, to hosts of every era (docs/gateway.md)."""
+    from elicitkit.gateway import ConfigError, Gateway
+    from elicitkit.transports.http.serve import CannotListen
+
+    try:
+        served = Gateway.from_file(config)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+    if transport == "stdio":
+        served.run("stdio")
+        return
+
+    def listening(url: str) -> None:
+        names = ", ".join(served.backends)
+        if as_json:
+            click.echo(json.dumps({"listening": url, "server": served.name, "backends": list(served.backends)}))
+        else:
+            click.echo(f"{served.name}: serving MCP at {url} for {names} (Ctrl-C stops)", err=True)
+
+    try:
+        anyio.run(lambda: served.run_async("http", host=host, port=port, path=path, on_listening=listening))
+    except CannotListen as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)

@@ -1,0 +1,56 @@
+"""The gateway's configuration reader against any JSON-like value and any text: it returns a
+config or raises :class:`ConfigError` naming the source, and nothing else escapes."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from elicitkit.gateway import ConfigError, GatewayConfig, load_config, parse_config
+
+from ._budget import fuzz_settings
+from ._strategies import json_values
+
+backend_like = st.fixed_dictionaries(
+    {},
+    optional={
+        "name": st.one_of(st.text(max_size=10), json_values),
+        "command": st.one_of(st.text(max_size=20), st.lists(st.text(max_size=5), max_size=3), json_values),
+        "url": st.one_of(st.sampled_from(["http://h/mcp", "https://h", "ftp://x", ""]), json_values),
+        "namespace": st.one_of(st.text(max_size=5), json_values),
+        "mode": st.one_of(st.sampled_from(["legacy", "modern", "auto", "x"]), json_values),
+        "policy": st.one_of(st.dictionaries(st.text(max_size=12), json_values, max_size=3), json_values),
+        "timeout": json_values,
+    },
+)
+configs = st.one_of(
+    json_values,
+    st.fixed_dictionaries({"backends": st.one_of(st.lists(backend_like, max_size=3), json_values)}),
+    st.fixed_dictionaries({"gateway": json_values, "backends": st.lists(backend_like, max_size=2)}),
+)
+
+
+@fuzz_settings(300)
+@given(data=configs)
+def test_any_value_is_a_config_or_a_config_error(data: object) -> None:
+    try:
+        config = parse_config(data, "fuzz.toml")
+    except ConfigError as exc:
+        assert str(exc).startswith("fuzz.toml: ")
+        return
+    assert isinstance(config, GatewayConfig) and config.backends
+
+
+@fuzz_settings(150)
+@given(text=st.text(max_size=200), suffix=st.sampled_from([".toml", ".json"]))
+def test_any_file_is_a_config_or_a_config_error(text: str, suffix: str) -> None:
+    with tempfile.TemporaryDirectory() as where:
+        path = Path(where) / f"gw{suffix}"
+        path.write_text(text, encoding="utf-8")
+        try:
+            load_config(path)
+        except ConfigError as exc:
+            assert str(path) in str(exc)
