@@ -26,18 +26,6 @@ HOSTS = {"2025-06-18": {"protocol_version": "2025-06-18"}, "2025-11-25": {}, "20
 
 
 @pytest.fixture(scope="module")
-def state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    where = tmp_path_factory.mktemp("gateway-state")
-    before = os.environ.get("GATEWAY_TEST_STATE")
-    os.environ["GATEWAY_TEST_STATE"] = str(where)  # the stdio backends inherit it
-    yield where
-    if before is None:
-        del os.environ["GATEWAY_TEST_STATE"]
-    else:
-        os.environ["GATEWAY_TEST_STATE"] = before
-
-
-@pytest.fixture(scope="module")
 def http_backend(state: Path) -> Iterator[tuple[str, Any]]:
     """Our backend over Streamable HTTP (its process, to stop it)."""
     argv = lambda port: [sys.executable, str(BACKEND), "http", str(port)]  # noqa: E731

@@ -42,11 +42,6 @@ HOSTS = {"2025-06-18": {"protocol_version": "2025-06-18"}, "2025-11-25": {}, "20
 
 
 @pytest.fixture(scope="module")
-def state(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("gateway-state")
-
-
-@pytest.fixture(scope="module")
 def gateway_url(state: Path) -> Iterator[str]:
     env = {**os.environ, "GATEWAY_TEST_STATE": str(state)}
     with gateway_process({"name": "gw", "backends": backends()}, state, env) as url:  # official, FastMCP, TS too

@@ -4,9 +4,8 @@ continues with the answer) and a host that takes URLs only (the form goes to it 
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -27,18 +26,6 @@ WebDriver = Any
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]
 
 ERAS = {"2025-11-25": {}, "2026-07-28": {"mode": "modern"}}
-
-
-@pytest.fixture(scope="module")
-def state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    where = tmp_path_factory.mktemp("gateway-pages")
-    before = os.environ.get("GATEWAY_TEST_STATE")
-    os.environ["GATEWAY_TEST_STATE"] = str(where)
-    yield where
-    if before is None:
-        del os.environ["GATEWAY_TEST_STATE"]
-    else:
-        os.environ["GATEWAY_TEST_STATE"] = before
 
 
 @pytest.fixture(scope="module")

@@ -4,9 +4,8 @@ domains, a rate limit, the audit log, and a backend that may not ask at all."""
 from __future__ import annotations
 
 import json
-import os
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -19,18 +18,6 @@ from .support import BACKEND, Person
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
 HOSTS = {"2025-11-25": {}, "2026-07-28": {"mode": "modern"}}
-
-
-@pytest.fixture(scope="module")
-def state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    where = tmp_path_factory.mktemp("gateway-policy")
-    before = os.environ.get("GATEWAY_TEST_STATE")
-    os.environ["GATEWAY_TEST_STATE"] = str(where)
-    yield where
-    if before is None:
-        del os.environ["GATEWAY_TEST_STATE"]
-    else:
-        os.environ["GATEWAY_TEST_STATE"] = before
 
 
 def backend(name: str, mode: str, **policy: object) -> dict[str, object]:

@@ -3,8 +3,7 @@ sealed state; found in no process, replayed from the top and answered from the s
 
 from __future__ import annotations
 
-import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -20,18 +19,6 @@ from kit.raw import wait_until
 from .support import Person, backends
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
-
-
-@pytest.fixture(scope="module")
-def state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    where = tmp_path_factory.mktemp("gateway-rounds")
-    before = os.environ.get("GATEWAY_TEST_STATE")
-    os.environ["GATEWAY_TEST_STATE"] = str(where)
-    yield where
-    if before is None:
-        del os.environ["GATEWAY_TEST_STATE"]
-    else:
-        os.environ["GATEWAY_TEST_STATE"] = before
 
 
 KEYS = KeyRing.generate()
