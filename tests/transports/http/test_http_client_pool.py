@@ -15,6 +15,7 @@ import anyio
 import pytest
 
 from elicitkit import Client, ElicitationResult
+from elicitkit.errors import MCPError
 from kit.processes import serve_on_free_port
 
 pytestmark = pytest.mark.anyio
@@ -74,9 +75,11 @@ async def test_calls_that_ask_reuse_their_connections() -> None:
 
 
 @contextlib.asynccontextmanager
-async def relay_closing_idle(port: int, idle_close: float) -> AsyncIterator[int]:
+async def relay_closing_idle(port: int, idle_close: float) -> AsyncIterator[tuple[int, list[int]]]:
     """A relay that plays a server's idle close crossing the client's next request: a request
-    on a connection idle for ``idle_close`` seconds or more is met with a reset, not an answer."""
+    on a connection idle for ``idle_close`` seconds or more is met with a reset, not an answer.
+    Yields its port and a one-item count of the resets."""
+    resets = [0]
 
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", port)
@@ -94,6 +97,7 @@ async def relay_closing_idle(port: int, idle_close: float) -> AsyncIterator[int]
         try:
             while data := await reader.read(65536):
                 if asyncio.get_running_loop().time() - last >= idle_close:
+                    resets[0] += 1
                     writer.transport.abort()  # the close was already on its way: a reset
                     return
                 upstream_writer.write(data)
@@ -106,7 +110,7 @@ async def relay_closing_idle(port: int, idle_close: float) -> AsyncIterator[int]
 
     server = await asyncio.start_server(serve, "127.0.0.1", 0)
     try:
-        yield server.sockets[0].getsockname()[1]
+        yield server.sockets[0].getsockname()[1], resets
     finally:
         server.close()
 
@@ -122,10 +126,54 @@ async def test_an_idle_connection_is_let_go_before_a_server_would_close_it(monke
     ]  # fmt: skip
     with serve_on_free_port(argv, "everything server") as (port, _proc, _log):
         async with (
-            relay_closing_idle(port, idle_close=0.6) as relay_port,
+            relay_closing_idle(port, idle_close=0.6) as (relay_port, resets),
             Client(f"http://127.0.0.1:{relay_port}/mcp") as client,
         ):
             for _ in range(3):
                 result = await client.call_tool("test_simple_text", {})
                 assert not result.is_error, result
                 await anyio.sleep(0.9)  # idle past both: only a connection kept too long meets the reset
+    assert resets == [0]
+
+
+async def test_a_request_on_a_pooled_connection_closed_under_it_is_sent_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """However long the pool keeps connections, a request that meets a kept-alive connection's
+    close before any answer goes again on a new one: here every call after the first meets one."""
+    import elicitkit.transports.http.client as http_client
+
+    monkeypatch.setattr(http_client, "IDLE_REUSE_SECONDS", 60.0)
+    argv = lambda port: [  # noqa: E731
+        sys.executable, "-m", "elicitkit.testing.everything", "--host", "127.0.0.1", "--port", str(port)
+    ]  # fmt: skip
+    with serve_on_free_port(argv, "everything server") as (port, _proc, _log):
+        async with (
+            relay_closing_idle(port, idle_close=0.3) as (relay_port, resets),
+            Client(f"http://127.0.0.1:{relay_port}/mcp") as client,
+        ):
+            for i in range(3):
+                result = await client.call_tool("test_simple_text", {})
+                assert not result.is_error, result
+                assert resets[0] >= i  # each call after the first met a reset and was sent again
+                await anyio.sleep(0.5)
+
+
+async def test_a_new_connection_that_fails_is_not_sent_again() -> None:
+    """A connection made for the request that then fails may have reached a server that read
+    it: the request is not sent a second time, the call fails saying the connection failed."""
+    requests = [0]
+
+    async def read_then_drop(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(OSError):
+            await reader.readuntil(b"\r\n\r\n")
+            requests[0] += 1
+        writer.transport.abort()
+
+    server = await asyncio.start_server(read_then_drop, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        with pytest.raises(MCPError, match="connection"):
+            async with Client(f"http://127.0.0.1:{port}/mcp", mode="legacy", timeout=10) as client:
+                await client.list_tools()
+    finally:
+        server.close()
+    assert requests == [1]

@@ -31,6 +31,30 @@ from elicitkit.transports.http.auth import CHALLENGE_STATUSES, MAX_AUTH_RETRIES,
 
 logger = logging.getLogger("elicitkit.http.client")
 
+
+class _Sent:
+    """Whether aiohttp sent a request on a pooled connection (set by :func:`_reuse_tracer`)."""
+
+    __slots__ = ("reused",)
+
+    def __init__(self) -> None:
+        self.reused = False
+
+
+async def _on_reuse(session: Any, context: Any, params: Any) -> None:
+    sent = context.trace_request_ctx
+    if isinstance(sent, _Sent):
+        sent.reused = True
+
+
+def _reuse_tracer() -> aiohttp.TraceConfig:
+    """aiohttp's public hook into its pool, told only when a connection is reused."""
+    tracer = aiohttp.TraceConfig()
+    tracer.on_connection_reuseconn.append(_on_reuse)
+    tracer.freeze()
+    return tracer
+
+
 ACCEPT = "application/json, text/event-stream"
 DEFAULT_RETRY_MS = 1000
 MAX_RESUME_ATTEMPTS = 5
@@ -147,7 +171,9 @@ class StreamableHTTPTransport:
         )
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.connect_timeout)
         self._feed = feed
-        async with aiohttp.ClientSession(connector=connector, timeout=timeout, auto_decompress=False) as http:
+        async with aiohttp.ClientSession(
+            connector=connector, timeout=timeout, auto_decompress=False, trace_configs=[_reuse_tracer()]
+        ) as http:
             self._http = http
             try:
                 async with anyio.create_task_group() as tg:
@@ -190,18 +216,15 @@ class StreamableHTTPTransport:
         for attempt in range(MAX_AUTH_RETRIES + 1):
             headers, sent = await self._authorized("POST", merged)
             try:
-                resp = (
-                    await self._post_again(data, headers)
-                    if attempt
-                    else await self._http.post(self.url, data=data, headers=headers)
-                )
+                resp = await self._post(data, headers)
             except aiohttp.ClientError as exc:
                 await self._lost(request_id, self._unreachable(exc))
                 return
             if attempt == MAX_AUTH_RETRIES or not await self._challenged(resp, sent):
                 break
             # The flow may have taken long (a person signing in): this connection may be idle past
-            # the server's keep-alive by the time of the retry, so it is not reused.
+            # the server's keep-alive by the time of the retry, so it is not reused (and a pooled
+            # one that died meanwhile is sent again by _post).
             resp.close()
         if self.sessions and self.session_id is None and "mcp-session-id" in resp.headers:
             self.session_id = resp.headers["mcp-session-id"]
@@ -237,17 +260,22 @@ class StreamableHTTPTransport:
             said += f"; is {self.url} the MCP endpoint? It is usually at the path /mcp"
         await self._lost(request_id, said)
 
-    async def _post_again(self, data: bytes, headers: dict[str, str]) -> aiohttp.ClientResponse:
-        """The POST after an auth challenge; once more on a fresh connection if a kept-alive one was dead.
+    async def _post(self, data: bytes, headers: dict[str, str]) -> aiohttp.ClientResponse:
+        """POST once more if a kept-alive connection turns out dead before any answer came.
 
-        An auth flow can outlast a server's keep-alive timeout, and a connection the server closed
-        meanwhile fails at once (reset, disconnected) without the request having been read.
+        A server closes an idle connection when it likes (uvicorn and node after 5 s); a request
+        written on one as the close is in flight fails at once with a reset or a disconnect, and the
+        server never read it. Only a *reused* connection is tried again (the rule browsers follow):
+        a new connection that fails has reached a server that may have read the request.
         """
         assert self._http is not None
+        sent = _Sent()
         try:
-            return await self._http.post(self.url, data=data, headers=headers)
+            return await self._http.post(self.url, data=data, headers=headers, trace_request_ctx=sent)
         except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError):
-            logger.info("a kept-alive connection was closed during the auth flow; sending again")
+            if not sent.reused:
+                raise
+            logger.info("a kept-alive connection was closed under a request; sending it on a new one")
             return await self._http.post(self.url, data=data, headers=headers)
 
     async def _authorized(self, method: str, headers: dict[str, str]) -> tuple[dict[str, str], Mapping[str, str]]:
