@@ -323,8 +323,12 @@ def timed_protocol(
             super().on_response_complete()
             if pipelined or self.transport.is_closing() or self.parser is None:
                 return
-            # Kept alive, waiting for a next request: hold nothing of the last one (its cycle,
-            # scope and headers stay with its task while that still runs, and go with it).
+            if self._phase == _IDLE:  # else the request's body is still coming (a 413 answered early)
+                self._forget_last()
+
+        def _forget_last(self) -> None:
+            """Kept alive, waiting for a next request: hold nothing of the last one (its cycle,
+            scope and headers stay with its task while that still runs, and go with it)."""
             self.cycle = None  # type: ignore[assignment]
             self.scope = None  # type: ignore[assignment]
             self.headers = []
@@ -336,6 +340,9 @@ def timed_protocol(
         def on_message_complete(self) -> None:
             super().on_message_complete()
             self._phase = _IDLE
+            cycle = self.cycle
+            if cycle is not None and cycle.response_complete and not self.pipeline and not self.transport.is_closing():
+                self._forget_last()  # answered before its body was all read: the connection idles now
             timer = self._read_timer
             if timer is not None:  # nothing to time while the request is served (it may wait on a person)
                 timer.cancel()
