@@ -26,6 +26,10 @@ END_LAG = 0.02
 PAUSE = 0.05
 
 
+def everything(port: int) -> list[str]:
+    return [sys.executable, "-m", "elicitkit.testing.everything", "--host", "127.0.0.1", "--port", str(port)]
+
+
 @contextlib.asynccontextmanager
 async def counting_relay(port: int) -> AsyncIterator[tuple[int, list[int]]]:
     """A TCP relay to 127.0.0.1:``port``; yields its own port and a one-item count of connections."""
@@ -60,10 +64,7 @@ async def test_calls_that_ask_reuse_their_connections() -> None:
     async def answer(request: object) -> ElicitationResult:
         return ElicitationResult.accept({"username": "ada", "email": "ada@example.com"})
 
-    argv = lambda port: [  # noqa: E731
-        sys.executable, "-m", "elicitkit.testing.everything", "--host", "127.0.0.1", "--port", str(port)
-    ]  # fmt: skip
-    with serve_on_free_port(argv, "everything server") as (port, _proc, _log):
+    with serve_on_free_port(everything, "everything server") as (port, _proc, _log):
         async with counting_relay(port) as (relay_port, accepted):
             async with Client(f"http://127.0.0.1:{relay_port}/mcp", elicitation_callback=answer) as client:
                 for i in range(CALLS):
@@ -115,46 +116,37 @@ async def relay_closing_idle(port: int, idle_close: float) -> AsyncIterator[tupl
         server.close()
 
 
+async def calls_through_idle_closer(idle_close: float, pause: float, calls: int = 3) -> int:
+    """``calls`` calls, ``pause`` seconds apart, through :func:`relay_closing_idle`; how many resets they met."""
+    with serve_on_free_port(everything, "everything server") as (port, _proc, _log):
+        async with (
+            relay_closing_idle(port, idle_close) as (relay_port, resets),
+            Client(f"http://127.0.0.1:{relay_port}/mcp") as client,
+        ):
+            for _ in range(calls):
+                result = await client.call_tool("test_simple_text", {})
+                assert not result.is_error, result
+                await anyio.sleep(pause)
+    return resets[0]
+
+
 async def test_an_idle_connection_is_let_go_before_a_server_would_close_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """The pool drops a connection idle for IDLE_REUSE_SECONDS (4 s, below the 5 s of uvicorn and
     node); scaled down here: the client lets go at 0.3 s, the "server" resets at 0.6 s."""
     import elicitkit.transports.http.client as http_client
 
     monkeypatch.setattr(http_client, "IDLE_REUSE_SECONDS", 0.3)
-    argv = lambda port: [  # noqa: E731
-        sys.executable, "-m", "elicitkit.testing.everything", "--host", "127.0.0.1", "--port", str(port)
-    ]  # fmt: skip
-    with serve_on_free_port(argv, "everything server") as (port, _proc, _log):
-        async with (
-            relay_closing_idle(port, idle_close=0.6) as (relay_port, resets),
-            Client(f"http://127.0.0.1:{relay_port}/mcp") as client,
-        ):
-            for _ in range(3):
-                result = await client.call_tool("test_simple_text", {})
-                assert not result.is_error, result
-                await anyio.sleep(0.9)  # idle past both: only a connection kept too long meets the reset
-    assert resets == [0]
+    # idle past both between calls: only a connection kept too long would meet the reset
+    assert await calls_through_idle_closer(idle_close=0.6, pause=0.9) == 0
 
 
 async def test_a_request_on_a_pooled_connection_closed_under_it_is_sent_again(monkeypatch: pytest.MonkeyPatch) -> None:
     """However long the pool keeps connections, a request that meets a kept-alive connection's
-    close before any answer goes again on a new one: here every call after the first meets one."""
+    close before any answer goes again on a new one: every call after the first meets one here."""
     import elicitkit.transports.http.client as http_client
 
     monkeypatch.setattr(http_client, "IDLE_REUSE_SECONDS", 60.0)
-    argv = lambda port: [  # noqa: E731
-        sys.executable, "-m", "elicitkit.testing.everything", "--host", "127.0.0.1", "--port", str(port)
-    ]  # fmt: skip
-    with serve_on_free_port(argv, "everything server") as (port, _proc, _log):
-        async with (
-            relay_closing_idle(port, idle_close=0.3) as (relay_port, resets),
-            Client(f"http://127.0.0.1:{relay_port}/mcp") as client,
-        ):
-            for i in range(3):
-                result = await client.call_tool("test_simple_text", {})
-                assert not result.is_error, result
-                assert resets[0] >= i  # each call after the first met a reset and was sent again
-                await anyio.sleep(0.5)
+    assert await calls_through_idle_closer(idle_close=0.3, pause=0.5) >= 2
 
 
 async def test_a_new_connection_that_fails_is_not_sent_again() -> None:
