@@ -70,61 +70,64 @@ class Received:
         raise AssertionError(f"not received in {timeout}s: {[s.name for s in self.spans]} {list(self.metrics)}")
 
 
+def _collector(
+    received: Received, request_type: Any, response_type: Any, take: Callable[[Any], None]
+) -> Callable[[web.Request], Any]:
+    """An OTLP/HTTP endpoint: protobuf only (415 otherwise), ``take`` the message under the lock."""
+
+    async def endpoint(request: web.Request) -> web.Response:
+        if request.content_type != PROTOBUF:
+            return web.Response(status=415)
+        message = request_type.FromString(await request.read())
+        with received.lock:
+            received.posts.append(request.path)
+            take(message)
+        return web.Response(body=response_type().SerializeToString(), content_type=PROTOBUF)
+
+    return endpoint
+
+
 def _app(received: Received) -> web.Application:
-    async def traces(request: web.Request) -> web.Response:
-        if request.content_type != PROTOBUF:
-            return web.Response(status=415)
-        message = ExportTraceServiceRequest.FromString(await request.read())
-        with received.lock:
-            received.posts.append(request.path)
-            for resource_spans in message.resource_spans:
-                service = str(attrs(resource_spans.resource.attributes).get("service.name", ""))
-                for scope_spans in resource_spans.scope_spans:
-                    for span in scope_spans.spans:
-                        received.spans.append(
-                            Span(
-                                span.name,
-                                span.kind,
-                                span.trace_id.hex(),
-                                span.span_id.hex(),
-                                span.parent_span_id.hex(),
-                                attrs(span.attributes),
-                                [(e.name, attrs(e.attributes)) for e in span.events],
-                                service,
-                            )
+    def spans(message: Any) -> None:
+        for resource_spans in message.resource_spans:
+            service = str(attrs(resource_spans.resource.attributes).get("service.name", ""))
+            for scope_spans in resource_spans.scope_spans:
+                for span in scope_spans.spans:
+                    received.spans.append(
+                        Span(
+                            span.name,
+                            span.kind,
+                            span.trace_id.hex(),
+                            span.span_id.hex(),
+                            span.parent_span_id.hex(),
+                            attrs(span.attributes),
+                            [(e.name, attrs(e.attributes)) for e in span.events],
+                            service,
                         )
-        return web.Response(body=ExportTraceServiceResponse().SerializeToString(), content_type=PROTOBUF)
+                    )
 
-    async def metrics(request: web.Request) -> web.Response:
-        if request.content_type != PROTOBUF:
-            return web.Response(status=415)
-        message = ExportMetricsServiceRequest.FromString(await request.read())
-        with received.lock:
-            received.posts.append(request.path)
-            for resource_metrics in message.resource_metrics:
-                for scope_metrics in resource_metrics.scope_metrics:
-                    for metric in scope_metrics.metrics:
-                        kind = metric.WhichOneof("data")
-                        points = list(getattr(metric, kind).data_points) if kind else []
-                        received.metrics.setdefault(metric.name, []).extend(points)
-        return web.Response(body=ExportMetricsServiceResponse().SerializeToString(), content_type=PROTOBUF)
+    def points(message: Any) -> None:
+        for resource_metrics in message.resource_metrics:
+            for scope_metrics in resource_metrics.scope_metrics:
+                for metric in scope_metrics.metrics:
+                    kind = metric.WhichOneof("data")
+                    found = list(getattr(metric, kind).data_points) if kind else []
+                    received.metrics.setdefault(metric.name, []).extend(found)
 
-    async def logs(request: web.Request) -> web.Response:
-        if request.content_type != PROTOBUF:
-            return web.Response(status=415)
-        message = ExportLogsServiceRequest.FromString(await request.read())
-        with received.lock:
-            received.posts.append(request.path)
-            for resource_logs in message.resource_logs:
-                for scope_logs in resource_logs.scope_logs:
-                    for record in scope_logs.log_records:
-                        received.logs.append((record.event_name, attrs(record.attributes)))
-        return web.Response(body=ExportLogsServiceResponse().SerializeToString(), content_type=PROTOBUF)
+    def records(message: Any) -> None:
+        for resource_logs in message.resource_logs:
+            for scope_logs in resource_logs.scope_logs:
+                for record in scope_logs.log_records:
+                    received.logs.append((record.event_name, attrs(record.attributes)))
 
     app = web.Application()
-    app.router.add_post("/v1/traces", traces)
-    app.router.add_post("/v1/metrics", metrics)
-    app.router.add_post("/v1/logs", logs)
+    app.router.add_post(
+        "/v1/traces", _collector(received, ExportTraceServiceRequest, ExportTraceServiceResponse, spans)
+    )
+    app.router.add_post(
+        "/v1/metrics", _collector(received, ExportMetricsServiceRequest, ExportMetricsServiceResponse, points)
+    )
+    app.router.add_post("/v1/logs", _collector(received, ExportLogsServiceRequest, ExportLogsServiceResponse, records))
     return app
 
 

@@ -15,13 +15,14 @@ the request that put or took it, the same event as a log record, and the metrics
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import metrics, propagate, trace
 from opentelemetry._logs import LoggerProvider, LogRecord, SeverityNumber, get_logger
+from opentelemetry.metrics import Histogram
 
 from elicitkit.protocol.errors import MCPError
 from elicitkit.protocol.jsonrpc import JSON
@@ -94,6 +95,11 @@ def _result_attrs(result: Any) -> dict[str, Any]:
     return {}
 
 
+def _histogram(meter: metrics.Meter, name: str, unit: str, buckets: Sequence[float], description: str) -> Histogram:
+    """A histogram in seconds or counts, with the bucket boundaries its values call for."""
+    return meter.create_histogram(name, unit=unit, description=description, explicit_bucket_boundaries_advisory=buckets)
+
+
 class OTel:
     """The live telemetry (``hook.current``). Every method is called only while it is on."""
 
@@ -109,47 +115,43 @@ class OTel:
         self.tracer = trace.get_tracer(SCOPE, tracer_provider=tracer_provider)
         meter = metrics.get_meter(SCOPE, meter_provider=meter_provider)
         self.logger = get_logger(SCOPE, logger_provider=logger_provider)
-        self.client_duration = meter.create_histogram(
+        self.client_duration = _histogram(
+            meter,
             names.MCP_CLIENT_OPERATION_DURATION,
-            unit="s",
-            description="How long an MCP request took, as the side that sent it saw it.",
-            explicit_bucket_boundaries_advisory=_SECONDS_BUCKETS,
+            "s",
+            _SECONDS_BUCKETS,
+            "How long an MCP request took, as the side that sent it saw it.",
         )
-        self.server_duration = meter.create_histogram(
-            names.MCP_SERVER_OPERATION_DURATION,
-            unit="s",
-            description="How long an MCP request took to serve.",
-            explicit_bucket_boundaries_advisory=_SECONDS_BUCKETS,
+        self.server_duration = _histogram(
+            meter, names.MCP_SERVER_OPERATION_DURATION, "s", _SECONDS_BUCKETS, "How long an MCP request took to serve."
         )
         self.session_duration = {
-            role: meter.create_histogram(
-                name,
-                unit="s",
-                description="How long an MCP session lasted.",
-                explicit_bucket_boundaries_advisory=_SECONDS_BUCKETS,
-            )
+            role: _histogram(meter, name, "s", _SECONDS_BUCKETS, "How long an MCP session lasted.")
             for role, name in (
                 ("client", names.MCP_CLIENT_SESSION_DURATION),
                 ("server", names.MCP_SERVER_SESSION_DURATION),
             )
         }
-        self.time_to_answer = meter.create_histogram(
+        self.time_to_answer = _histogram(
+            meter,
             names.METRIC_TIME_TO_ANSWER,
-            unit="s",
-            description="From a question put to its answer (by mode and action).",
-            explicit_bucket_boundaries_advisory=_ANSWER_BUCKETS,
+            "s",
+            _ANSWER_BUCKETS,
+            "From a question put to its answer (by mode and action).",
         )
-        self.questions_per_call = meter.create_histogram(
+        self.questions_per_call = _histogram(
+            meter,
             names.METRIC_QUESTIONS_PER_CALL,
-            unit="{question}",
-            description="Questions one call asked, over all its rounds.",
-            explicit_bucket_boundaries_advisory=_COUNT_BUCKETS,
+            "{question}",
+            _COUNT_BUCKETS,
+            "Questions one call asked, over all its rounds.",
         )
-        self.rounds_per_call = meter.create_histogram(
+        self.rounds_per_call = _histogram(
+            meter,
             names.METRIC_ROUNDS_PER_CALL,
-            unit="{round}",
-            description="Requests one 2026-07-28 call took (1: no question).",
-            explicit_bucket_boundaries_advisory=_COUNT_BUCKETS,
+            "{round}",
+            _COUNT_BUCKETS,
+            "Requests one 2026-07-28 call took (1: no question).",
         )
         self.open_questions = meter.create_up_down_counter(
             names.METRIC_OPEN_QUESTIONS, unit="{question}", description="Questions put and not answered yet."
