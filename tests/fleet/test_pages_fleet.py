@@ -21,6 +21,7 @@ from elicitkit import Client
 from elicitkit.client.results import CallToolResult
 from elicitkit.elicitation.requests import ElicitRequest, UrlRequest
 from elicitkit.elicitation.results import ElicitationResult
+from kit.page_tab import Tab
 
 from .support import fleet
 
@@ -34,49 +35,6 @@ ERAS = [
     pytest.param({"protocol_version": "2025-11-25"}, id="2025-sessions"),
     pytest.param({"mode": "modern", "protocol_version": "2026-07-28"}, id="2026-stateless-claims"),
 ]
-
-
-class Tab:
-    """A person's browser tab through the balancer: the paths it was shown, in order."""
-
-    def __init__(self, http: httpx.AsyncClient) -> None:
-        self.http = http
-        self.shown: list[str] = []
-        self.own: set[str] = set()
-
-    async def get(self, url: str) -> httpx.Response:
-        for _ in range(5):
-            response = await self.http.get(url)
-            self.shown.append(httpx.URL(url).path)
-            if response.status_code != 303:
-                return response
-            url = str(httpx.URL(url).join(response.headers["location"]))
-        raise AssertionError("redirect loop")
-
-    async def answer(self, url: str, value: str) -> None:
-        self.own.add(httpx.URL(url).path)
-        page = await self.get(url)
-        assert page.status_code == 200 and 'class="page-form"' in page.text, page.text
-        assert "served by the MCP server at" in page.text
-        csrf = re.search(r'name="csrf" value="([^"]+)"', page.text)
-        assert csrf is not None
-        posted = await self.http.post(url, data={"csrf": csrf.group(1), "action": "review", "f0": value})
-        assert posted.status_code == 303, posted.text
-        review = await self.get(url)
-        review_id = re.search(r'name="review" value="([^"]+)"', review.text)
-        assert review_id is not None, review.text
-        sent = await self.http.post(url, data={"csrf": csrf.group(1), "action": "send", "review": review_id.group(1)})
-        assert sent.status_code == 303, sent.text
-        done = await self.get(url)
-        assert 'data-outcome="sent"' in done.text, done.text
-
-    async def keep_reloading(self, url: str, times: int) -> None:
-        for _ in range(times):
-            await anyio.sleep(0.1)
-            await self.get(url)
-
-    def strangers(self) -> list[str]:
-        return [path for path in self.shown if path not in self.own]
 
 
 def link_of(result: CallToolResult) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -26,6 +25,7 @@ from elicitkit.elicitation.requests import ElicitRequest, UrlRequest
 from elicitkit.elicitation.results import ElicitationResult
 from elicitkit.server import Context, Server
 from elicitkit.server.pages import CLAIM_ARGUMENT, configure_pages, pages_of
+from kit.page_tab import Tab
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
@@ -61,49 +61,6 @@ def build() -> tuple[Server, list[str]]:
         return text
 
     return server, served
-
-
-@dataclass
-class Tab:
-    """One person's browser tab: the paths it was shown, in order."""
-
-    http: httpx.AsyncClient
-    shown: list[str] = field(default_factory=list)
-    own: set[str] = field(default_factory=set)
-
-    async def get(self, url: str) -> httpx.Response:
-        for _ in range(5):
-            response = await self.http.get(url)
-            self.shown.append(httpx.URL(url).path)
-            if response.status_code != 303:
-                return response
-            url = str(httpx.URL(url).join(response.headers["location"]))
-        raise AssertionError("redirect loop")
-
-    async def answer(self, url: str, guests_or_key: str) -> None:
-        """Fill in the one field, review, send: as a person does, on their own page."""
-        self.own.add(httpx.URL(url).path)
-        page = await self.get(url)
-        assert page.status_code == 200 and 'class="page-form"' in page.text, page.text
-        csrf = re.search(r'name="csrf" value="([^"]+)"', page.text)
-        assert csrf is not None
-        await self.http.post(url, data={"csrf": csrf.group(1), "action": "review", "f0": guests_or_key})
-        review = await self.get(url)
-        review_id = re.search(r'name="review" value="([^"]+)"', review.text)
-        assert review_id is not None, review.text
-        await self.http.post(url, data={"csrf": csrf.group(1), "action": "send", "review": review_id.group(1)})
-        done = await self.get(url)
-        assert 'data-outcome="sent"' in done.text, done.text
-
-    async def keep_reloading(self, url: str, times: int, gap: float) -> None:
-        """The finished page reloading itself while others' pages open."""
-        for _ in range(times):
-            await anyio.sleep(gap)
-            await self.get(url)
-
-    def strangers(self) -> list[str]:
-        """Pages this tab was shown that were not its own question's."""
-        return [path for path in self.shown if path not in self.own]
 
 
 @pytest.fixture
