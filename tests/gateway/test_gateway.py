@@ -107,16 +107,20 @@ async def test_progress_sampling_roots_and_logs_reach_the_host(gateway: Gateway,
         assert [entry.get("data") for entry in logs] == ["careful now"]
 
 
+async def cancel_a_wait(client: Client, state: Path, backend: str, mark: str) -> None:
+    """Call the backend's waiting tool, give up on it, and see the backend's tool cancelled."""
+    with pytest.raises(MCPError, match="timed out"):  # our request times out: the client cancels it
+        await client.call_tool(f"{backend}.wait", {"mark": mark}, timeout=0.5)
+    await wait_until((state / f"cancelled-{mark}").exists, 10, f"{backend}'s tool to be cancelled")
+
+
 @pytest.mark.parametrize("backend", ["old", "new", "web"])
 @pytest.mark.parametrize("era", list(HOSTS))
 async def test_cancelling_on_the_host_reaches_the_backend(
     gateway: Gateway, state: Path, era: str, backend: str
 ) -> None:
-    mark = f"{backend}-{era}"
     async with host(gateway, era) as client:
-        with pytest.raises(MCPError, match="timed out"):  # our request times out: the client cancels it
-            await client.call_tool(f"{backend}.wait", {"mark": mark}, timeout=0.5)
-        await wait_until((state / f"cancelled-{mark}").exists, 10, "the backend's tool cancelled")
+        await cancel_a_wait(client, state, backend, f"{backend}-{era}")
         assert (await client.call_tool(f"{backend}.book")).text == "booked 3 for Ada"  # the backend carries on
 
 
@@ -229,11 +233,8 @@ SDK_BACKENDS = [
 async def test_cancelling_on_the_host_reaches_the_sdk_backends(
     sdk_gateway: Gateway, state: Path, era: str, backend: str
 ) -> None:
-    mark = f"sdk-{backend}-{era}"
     async with host(sdk_gateway, era) as client:
-        with pytest.raises(MCPError, match="timed out"):  # our request times out: the client cancels it
-            await client.call_tool(f"{backend}.wait", {"mark": mark}, timeout=0.5)
-        await wait_until((state / f"cancelled-{mark}").exists, 10, f"{backend}'s tool to be cancelled")
+        await cancel_a_wait(client, state, backend, f"sdk-{backend}-{era}")
 
 
 @pytest.mark.parametrize("backend", ["old", "web"])
