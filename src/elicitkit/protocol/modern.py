@@ -180,7 +180,8 @@ def encode_header_value(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     text = str(value)
-    plain = all(0x20 <= ord(c) < 0x7F for c in text) and text == text.strip()
+    # visible ASCII and space, 0x20-0x7E: printable ASCII is exactly that (without a loop in Python)
+    plain = text.isascii() and text.isprintable() and text == text.strip()
     if plain and not (text.startswith(_B64_PREFIX) and text.endswith(_B64_SUFFIX)):
         return text
     return _B64_PREFIX + base64.b64encode(text.encode()).decode("ascii") + _B64_SUFFIX
