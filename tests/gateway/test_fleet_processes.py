@@ -1,0 +1,177 @@
+"""Two ``elicitkit gateway --transport http --redis URL`` processes behind a round-robin haproxy
+on one real ``redis-server``: a 2026 host's rounds alternate instances and the backend call runs
+once; a 2025 host's question is answered through either instance; one instance killed (-9)
+while questions wait on the other: those complete, and the dead one's parked call is replayed.
+
+The last test kills an instance: it runs last in this module, on the module's fleet.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import anyio
+import pytest
+
+from elicitkit import Client, ElicitationResult, MCPError
+from elicitkit.client.rounds import InputRequiredResult
+from elicitkit.elicitation.requests import ElicitRequest
+from elicitkit.server.rounds import KeyRing
+from elicitkit.server.rounds.keys import ENV_VAR as STATE_KEYS
+from kit.fleet import Balancer, RedisServer, redis_server, round_robin
+from kit.processes import serve_several_on_free_ports
+
+from .support import Person, backends
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]
+
+
+@dataclass
+class Member:
+    port: int
+    process: Any
+    log: IO[bytes]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    def output(self) -> str:
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")
+
+
+@dataclass
+class GatewayFleet:
+    redis: RedisServer
+    balancer: Balancer
+    members: list[Member]
+
+
+@pytest.fixture(scope="module")
+def gw_fleet(state: Path) -> Iterator[GatewayFleet]:
+    config = state / "gateway.json"
+    config.write_text(json.dumps({"name": "gw", "backends": backends(official=False)[:1]}))
+    exe = Path(sys.executable).parent / "elicitkit"
+    with redis_server() as rs, contextlib.ExitStack() as stack:
+        env = {
+            **os.environ,
+            "ELICITKIT_FLEET_KEY": "gateway-fleet-tests",
+            STATE_KEYS: KeyRing.generate_secret(),
+        }
+        env.pop("ELICITKIT_REDIS_URL", None)
+
+        def argv(port: int) -> list[str]:
+            return [str(exe), "gateway", str(config), "--transport", "http", "--port", str(port), "--redis", rs.url]
+
+        served = stack.enter_context(serve_several_on_free_ports([(argv, "gateway", env)] * 2))
+        members = [Member(port, proc, log) for port, proc, log in served]
+        balancer = stack.enter_context(round_robin([m.port for m in members]))
+        yield GatewayFleet(rs, balancer, members)
+
+
+def runs(state: Path, mark: str) -> int:
+    return int((state / f"runs-{mark}").read_text())
+
+
+async def start(url: str, tool: str, mark: str) -> InputRequiredResult:
+    async with Client(url, mode="modern", elicitation_callback=Person()) as host:
+        pending = await host.call_tool(tool, {"mark": mark}, input_required="return")
+    assert isinstance(pending, InputRequiredResult)
+    return pending
+
+
+async def resume(url: str, pending: InputRequiredResult, **options: Any) -> Any:
+    async with Client(url, mode="modern", elicitation_callback=Person()) as host:
+        return await host.resume(pending, **options)
+
+
+async def test_a_2026_host_s_rounds_on_either_instance_continue_one_backend_call(
+    gw_fleet: GatewayFleet, state: Path
+) -> None:
+    a, b = gw_fleet.members
+    with anyio.fail_after(30):
+        first = await start(a.url, "old.two_questions", "p-direct")  # parked on a
+        second = await resume(b.url, first, input_required="return")  # b drives a's call
+        assert isinstance(second, InputRequiredResult) and list(second.input_requests) == ["g2"]
+        done = await resume(b.url, second)
+        assert done["content"][0]["text"] == "Ada, then Ada"
+        assert runs(state, "p-direct") == 1
+        for n in range(3):  # through the balancer: every request on the next instance
+            mark = f"p-balanced-{n}"
+            async with Client(gw_fleet.balancer.url, mode="modern", elicitation_callback=Person()) as host:
+                done = await host.call_tool("old.two_questions", {"mark": mark})
+            assert done.text == "Ada, then Ada"
+            assert runs(state, mark) == 1  # never replayed, wherever the retries landed
+
+
+async def test_a_2025_host_s_questions_through_the_balancer(gw_fleet: GatewayFleet) -> None:
+    person = Person()
+    with anyio.fail_after(30):
+        async with Client(gw_fleet.balancer.url, mode="legacy", elicitation_callback=person) as host:
+            for _ in range(3):
+                assert (await host.call_tool("old.book")).text == "booked 3 for Ada"
+    assert person.forms() == ["Who is booking?"] * 3
+
+
+async def test_an_instance_killed_questions_held_by_the_other_complete(gw_fleet: GatewayFleet, state: Path) -> None:
+    """Runs last: kills one instance of the module's fleet."""
+    a, b = gw_fleet.members
+    asked = anyio.Event()
+    go_on = anyio.Event()
+
+    async def slow_person(request: ElicitRequest) -> ElicitationResult[Any]:
+        asked.set()
+        await go_on.wait()
+        return await Person()(request)
+
+    outcome: dict[str, Any] = {}
+    with anyio.fail_after(60):
+        async with Client(b.url, mode="legacy", elicitation_callback=slow_person) as legacy:  # a session b holds
+            held = await start(b.url, "old.book_counted", "k-held")  # parked on b
+            lost = await start(a.url, "old.book_counted", "k-lost")  # parked on a
+
+            async def ask() -> None:
+                outcome["legacy"] = (await legacy.call_tool("old.book")).text
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(ask)
+                await asked.wait()  # the 2025 question waits on b's session
+                a.process.kill()
+                a.process.wait(timeout=10)
+                go_on.set()
+        assert outcome["legacy"] == "booked 3 for Ada"
+        done = await resume(gw_fleet.balancer.url, held)  # b's parked call: continued, not replayed
+        assert done["content"][0]["text"] == "booked 3 for Ada"
+        assert runs(state, "k-held") == 1
+        done = await resume(gw_fleet.balancer.url, lost)  # a's died with it: started again on b
+        assert done["content"][0]["text"] == "booked 3 for Ada"
+        assert runs(state, "k-lost") == 2
+
+
+async def test_redis_gone_clear_errors_and_nothing_is_lost(gw_fleet: GatewayFleet, state: Path) -> None:
+    """Runs after the kill: the survivor alone, its Redis stopped, then started again (empty)."""
+    survivor = gw_fleet.members[1]
+    with anyio.fail_after(60):
+        pending = await start(survivor.url, "old.book_counted", "r-gone")
+        gw_fleet.redis.stop()
+        try:
+            # a new call cannot be parked where the fleet would find it: stopped, and said so
+            with pytest.raises(MCPError, match=r"shared store \(Redis\) is unreachable.*stopped; try again"):
+                await start(survivor.url, "old.book_counted", "r-new")
+            # the call parked before the outage waits where it was: its retry there continues it
+            done = await resume(gw_fleet.balancer.url, pending)
+            assert done["content"][0]["text"] == "booked 3 for Ada"
+            assert runs(state, "r-gone") == 1
+        finally:
+            gw_fleet.redis.start()
+        await anyio.sleep(1.5)  # a heartbeat registers the survivor again
+        async with Client(gw_fleet.balancer.url, mode="modern", elicitation_callback=Person()) as host:
+            assert (await host.call_tool("old.book_counted", {"mark": "r-back"})).text == "booked 3 for Ada"
