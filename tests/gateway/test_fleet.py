@@ -140,7 +140,9 @@ async def test_redis_gone_is_a_clear_error_and_the_parked_call_survives_it(state
 
 
 def test_the_config_takes_a_redis_url_and_refuses_anything_else() -> None:
-    config = parse_config({"gateway": {"redis": "redis://127.0.0.1:6379/0"}, "backends": [{"name": "x", "url": "http://h/mcp"}]})
+    config = parse_config(
+        {"gateway": {"redis": "redis://127.0.0.1:6379/0"}, "backends": [{"name": "x", "url": "http://h/mcp"}]}
+    )
     assert config.redis == "redis://127.0.0.1:6379/0"
     with pytest.raises(ConfigError) as exc:
         parse_config({"redis": "http://user:s3cret@h/0", "backends": [{"name": "x", "url": "http://h/mcp"}]}, "gw.toml")

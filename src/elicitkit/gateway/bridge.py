@@ -33,6 +33,7 @@ from elicitkit.elicitation.errors import (
 )
 from elicitkit.elicitation.requests import ElicitRequest, FormRequest, UrlRequest
 from elicitkit.elicitation.schema import form_from_schema
+from elicitkit.gateway.fleet import HolderGone, RemoteCall
 from elicitkit.protocol.errors import (
     INTERNAL_ERROR,
     METHOD_NOT_FOUND,
@@ -46,8 +47,6 @@ from elicitkit.protocol.versions import LATEST_LEGACY, is_modern, supports_url_e
 from elicitkit.server import asking
 from elicitkit.server.rounds.round import only_asking
 from elicitkit.server.scope import RequestScope
-
-from elicitkit.gateway.fleet import HolderGone, RemoteCall
 
 if TYPE_CHECKING:
     from elicitkit.gateway.backend import Backend, Lease

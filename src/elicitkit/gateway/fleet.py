@@ -65,7 +65,7 @@ _POLL = 1.0  # seconds between checks that the holder still lives, while a step 
 _MISSES = 2  # checks in a row without a heartbeat: the holder is gone
 
 
-class HolderGone(Exception):  # noqa: N818  # a signal, caught by forward(), never raised to a caller
+class HolderGone(Exception):  # a signal, caught by forward(), never raised to a caller
     """The instance holding a parked call stopped, or no longer has it: replay the call here."""
 
 
@@ -179,7 +179,10 @@ class CallRelay:
 
     def _open(self, key: bytes, sealed: bytes) -> JSON | None:
         opened = self.sealer.open(key, sealed)
-        body = orjson.loads(opened) if opened is not None else None
+        try:
+            body = orjson.loads(opened) if opened is not None else None
+        except orjson.JSONDecodeError:
+            body = None
         now = time.time()
         if not isinstance(body, dict) or not isinstance(body.get("t"), float) or abs(now - body["t"]) > _WINDOW:
             logger.warning("dropped a gateway fleet message that does not open or is stale")
@@ -271,7 +274,8 @@ class RemoteCall:
         question = body.get("question")
         if isinstance(question, dict):
             method = str(question.get("method"))
-            params = question.get("params") if isinstance(question.get("params"), dict) else {}
+            raw = question.get("params")
+            params: JSON = dict(raw) if isinstance(raw, dict) else {}
             request = None
             if method == ELICIT:
                 try:

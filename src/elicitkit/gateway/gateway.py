@@ -17,12 +17,12 @@ from typing import Any, Literal
 import anyio
 from anyio.abc import TaskGroup
 
+from elicitkit.backplane.base import Backplane
 from elicitkit.gateway.backend import Backend, BackendUnavailable, Lease
 from elicitkit.gateway.bridge import Parked, forward, send_complete
-from elicitkit.gateway.fleet import CallRelay
 from elicitkit.gateway.catalogue import Catalogue, Entry, Listing
 from elicitkit.gateway.config import GatewayConfig, load_config
-from elicitkit.backplane.base import Backplane
+from elicitkit.gateway.fleet import CallRelay
 from elicitkit.protocol.errors import INVALID_PARAMS, MCPError
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.protocol.modern import InvalidToolHeaders, tool_header_params
