@@ -174,8 +174,10 @@ class CallRelay:
 
     async def _push(self, key: bytes, message: JSON) -> None:
         body = {**message, "t": time.time(), "id": secrets.token_hex(8)}
-        await self.client.rpush(key, self.sealer.seal(key, orjson.dumps(body)))
-        await self.client.pexpire(key, int(_WINDOW * 1000))
+        pipe = self.client.pipeline(transaction=False)  # one round trip
+        pipe.rpush(key, self.sealer.seal(key, orjson.dumps(body)))
+        pipe.pexpire(key, int(_WINDOW * 1000))
+        await pipe.execute()
 
     def _open(self, key: bytes, sealed: bytes) -> JSON | None:
         opened = self.sealer.open(key, sealed)
@@ -243,6 +245,8 @@ class CallRelay:
                 return {"end": {"result": event.result}}
             return {"end": _encode_answer(event.error)}
         parked.park(nonce, call, self._tg)  # waits for the next step, with a fresh timer
+        with contextlib.suppress(MCPError):  # and as long in the registry (else: logged, found here only)
+            await self.register(nonce, parked, self._tg)
         params = event.request.to_dict() if event.request is not None else event.params
         return {"question": {"method": event.method, "params": params, "key": event.key}}
 
