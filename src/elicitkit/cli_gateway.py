@@ -36,6 +36,9 @@ def gateway(config: str, transport: str, host: str, port: int, path: str, redis_
     if redis_url and transport == "http":
         from elicitkit.backplane.redis_backplane import RedisBackplane
 
+        if not redis_url.startswith(("redis://", "rediss://", "unix://")):  # (never echoed: it may hold a password)
+            raise click.BadParameter("must be a redis://, rediss:// or unix:// URL", param_hint="--redis")
+
         served.use_backplane(RedisBackplane.from_url(redis_url))
     if transport == "stdio":
         served.run("stdio")

@@ -33,6 +33,19 @@ from .support import Person, backends
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]
 
 
+def test_a_redis_option_that_is_no_redis_url_is_refused(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from elicitkit.cli import main
+
+    config = tmp_path / "gw.json"
+    config.write_text(json.dumps({"backends": backends(official=False)[:1]}))
+    args = ["gateway", str(config), "--transport", "http", "--redis", "http://user:s3cret@h:6379"]
+    outcome = CliRunner().invoke(main, args)
+    assert outcome.exit_code == 2
+    assert "--redis" in outcome.output and "redis://" in outcome.output and "s3cret" not in outcome.output
+
+
 @dataclass
 class Member:
     port: int
@@ -57,10 +70,13 @@ class GatewayFleet:
 
 @pytest.fixture(scope="module")
 def gw_fleet(state: Path) -> Iterator[GatewayFleet]:
-    config = state / "gateway.json"
-    config.write_text(json.dumps({"name": "gw", "backends": backends(official=False)[:1]}))
     exe = Path(sys.executable).parent / "elicitkit"
     with redis_server() as rs, contextlib.ExitStack() as stack:
+        # one instance finds its Redis in its file, the other on its command line
+        configs = [state / "gateway-0.json", state / "gateway-1.json"]
+        for config, redis_url in zip(configs, [rs.url, None], strict=True):
+            table = {"name": "gw", "redis": redis_url} if redis_url else {"name": "gw"}
+            config.write_text(json.dumps({"gateway": table, "backends": backends(official=False)[:1]}))
         env = {
             **os.environ,
             "ELICITKIT_FLEET_KEY": "gateway-fleet-tests",
@@ -68,10 +84,14 @@ def gw_fleet(state: Path) -> Iterator[GatewayFleet]:
         }
         env.pop("ELICITKIT_REDIS_URL", None)
 
-        def argv(port: int) -> list[str]:
-            return [str(exe), "gateway", str(config), "--transport", "http", "--port", str(port), "--redis", rs.url]
+        def in_file(port: int) -> list[str]:
+            return [str(exe), "gateway", str(configs[0]), "--transport", "http", "--port", str(port)]
 
-        served = stack.enter_context(serve_several_on_free_ports([(argv, "gateway", env)] * 2))
+        def on_command_line(port: int) -> list[str]:
+            return [*in_file(port)[:2], str(configs[1]), *in_file(port)[3:], "--redis", rs.url]
+
+        starts = [(in_file, "gateway (redis in its file)", env), (on_command_line, "gateway (--redis)", env)]
+        served = stack.enter_context(serve_several_on_free_ports(starts))
         members = [Member(port, proc, log) for port, proc, log in served]
         balancer = stack.enter_context(round_robin([m.port for m in members]))
         yield GatewayFleet(rs, balancer, members)
