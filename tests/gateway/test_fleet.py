@@ -19,11 +19,12 @@ import pytest
 
 from elicitkit import Client, MCPError
 from elicitkit.backplane.redis_backplane import RedisBackplane
-from elicitkit.client.rounds import InputRequiredResult
+from elicitkit.client.rounds import InputRequiredResult, retry_params
 from elicitkit.gateway import ConfigError, Gateway, parse_config
 from elicitkit.gateway.fleet import NOT_REGISTERED
 from elicitkit.server.rounds import AeadStateCodec, KeyRing
 from kit.fleet import RedisServer, quick_client, redis_server
+from kit.raw import wait_until
 
 from .support import Person, backends
 
@@ -99,6 +100,27 @@ async def test_a_call_parked_on_either_side_is_found_from_the_other(pair: tuple[
     assert done["content"][0]["text"] == "booked 3 for Ada"
     assert runs(state, "from-b") == 1
     assert len(one.parked) == 0 and len(two.parked) == 0
+
+
+async def test_progress_crosses_and_a_cancel_reaches_the_backend_on_the_holder(
+    pair: tuple[Gateway, Gateway], state: Path
+) -> None:
+    one, two = pair
+    pending = await start(one, "old.ask_then_work", "progress")
+    progress: list[tuple[float, str | None]] = []
+    async with Client(two, mode="modern", elicitation_callback=Person()) as host:
+        answers = await host.answer_input_requests(pending)
+        params = retry_params(pending.params, answers, pending.request_state)
+        done = await host.connection.request("tools/call", params, on_progress=lambda p, _t, m: progress.append((p, m)))
+    assert done["content"][0]["text"] == "worked for Ada"
+    assert progress == [(1, "step 1"), (2, "step 2"), (3, "step 3")]  # from a's backend, through b
+
+    pending = await start(one, "old.ask_then_work", "wait-cancel")
+    async with Client(two, mode="modern", elicitation_callback=Person()) as host:
+        with pytest.raises(MCPError, match="timed out"):  # the host gives up: it cancels its request
+            await host.resume(pending, timeout=1.0)
+    await wait_until((state / "cancelled-wait-cancel").exists, 10, "the backend call on a to be cancelled")
+    await wait_until(lambda: len(one.parked) == 0, 5, "nothing left parked")
 
 
 async def test_a_stopped_holder_s_call_is_replayed_from_the_sealed_state(

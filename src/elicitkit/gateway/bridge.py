@@ -212,6 +212,7 @@ async def forward(scope: RequestScope, backend: Backend, method: str, params: JS
         call = RemoteCall(parked.relay, holder, nonce) if holder is not None else None
     try:
         if isinstance(call, RemoteCall):
+            call.scope = scope
             return await _drive(scope, call)
     except HolderGone:
         call = None  # stopped, or no longer there: the backend call starts again, answered from the state

@@ -42,6 +42,7 @@ from elicitkit.elicitation.requests import InvalidRequest, parse_request
 from elicitkit.protocol.errors import INTERNAL_ERROR, MCPError
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.protocol.modern import ELICIT
+from elicitkit.protocol.versions import MODERN_2026
 
 if TYPE_CHECKING:
     from elicitkit.backplane.base import RedisPlace
@@ -98,6 +99,7 @@ class CallRelay:
         self._prefix = place.prefix.encode()
         self._inbox = self._in_key(instance_id)
         self._tg: Any = None  # the gateway's task group: serving, timers (set by the first parking)
+        self._stepping: dict[str, BackendCall] = {}  # calls taken by a step now (a cancel finds them)
         self._seen: dict[str, float] = {}  # ids of recent messages (a replayed push is dropped)
 
     def _in_key(self, instance_id: str) -> bytes:
@@ -136,9 +138,12 @@ class CallRelay:
 
     # -- asking another instance ------------------------------------------------------------------
 
-    async def step(self, holder: str, nonce: str, answer: tuple[str, JSON | BaseException] | None) -> JSON:
+    async def step(
+        self, holder: str, nonce: str, answer: tuple[str, JSON | BaseException] | None, scope: Any = None
+    ) -> JSON:
         """Hand ``holder`` the answer to its call's waiting question (``(key, answer)``, or None)
-        and wait for the call's next question or end. Raises :class:`HolderGone`, or MCPError
+        and wait for the call's next question or end; the backend's progress and logs meanwhile
+        go to ``scope`` (the host request here). Raises :class:`HolderGone`, or MCPError
         (STORE_UNREACHABLE) when Redis fails."""
         reply_key = self._prefix + b"gw:reply:" + secrets.token_hex(12).encode()
         message: JSON = {"op": "step", "nonce": nonce, "reply": reply_key.decode()}
@@ -155,6 +160,9 @@ class CallRelay:
                         continue
                     if body.get("gone"):
                         raise HolderGone
+                    if "note" in body:
+                        await _notify(scope, body["note"])
+                        continue
                     return body
                 alive = await self.client.exists(self._prefix + b"inst:" + holder.encode())
                 misses = 0 if alive else misses + 1
@@ -216,17 +224,27 @@ class CallRelay:
 
     async def _handle(self, parked: Parked, body: JSON) -> None:
         nonce: str = body["nonce"]
-        call = parked.take(nonce)
         if body.get("op") == "cancel":
+            call = parked.take(nonce) or self._stepping.get(nonce)
             if call is not None:
                 call.cancel()
             return
+        call = parked.take(nonce)
         reply = body.get("reply")
         if not isinstance(reply, str) or not reply.startswith(self._prefix.decode() + "gw:reply:"):
             if call is not None:
                 parked.park(nonce, call, self._tg)
             return
-        out = {"gone": True} if call is None else await self._advance(parked, nonce, call, body)
+        if call is None:
+            out: JSON = {"gone": True}
+        else:
+            self._stepping[nonce] = call
+            call.scope = _Relayed(self, reply.encode())  # type: ignore[assignment]  # progress, logs
+            try:
+                out = await self._advance(parked, nonce, call, body)
+            finally:
+                call.scope = None
+                self._stepping.pop(nonce, None)
         try:
             await self._push(reply.encode(), out)
         except Exception as exc:
@@ -251,6 +269,41 @@ class CallRelay:
         return {"question": {"method": event.method, "params": params, "key": event.key}}
 
 
+class _Relayed:
+    """What a call driven from another instance has for a host request: its progress and logs
+    go back on the step's reply list (a 2026 host: no completion notices)."""
+
+    protocol_version = MODERN_2026
+
+    def __init__(self, relay: CallRelay, reply: bytes) -> None:
+        self.relay = relay
+        self.reply = reply
+
+    async def _send(self, note: JSON) -> None:
+        with contextlib.suppress(Exception):  # a lost notification never ends the call
+            await self.relay._push(self.reply, {"note": note})
+
+    async def report_progress(self, progress: float, total: float | None, message: str | None) -> None:
+        await self._send({"progress": progress, "total": total, "message": message})
+
+    async def log(self, level: str, data: Any, logger_name: str | None = None) -> None:
+        await self._send({"log": level, "data": data, "logger": logger_name})
+
+
+async def _notify(scope: Any, note: Any) -> None:
+    """A relayed progress or log notification, to the host request here (what is not one is dropped)."""
+    if scope is None or not isinstance(note, dict):
+        return
+    with contextlib.suppress(Exception):
+        if isinstance(note.get("progress"), int | float):
+            total = note.get("total") if isinstance(note.get("total"), int | float) else None
+            message = note.get("message") if isinstance(note.get("message"), str) else None
+            await scope.report_progress(note["progress"], total, message)
+        elif isinstance(note.get("log"), str):
+            name = note.get("logger") if isinstance(note.get("logger"), str) else None
+            await scope.log(note["log"], note.get("data"), name)
+
+
 class RemoteCall:
     """A backend call parked on another instance, driven from here (the bridge's loop sees a
     :class:`~elicitkit.gateway.bridge.BackendCall`)."""
@@ -271,7 +324,7 @@ class RemoteCall:
             return self.pending
         answer, self._answer = self._answer, None
         try:
-            body = await self.relay.step(self.holder, self.nonce, answer)
+            body = await self.relay.step(self.holder, self.nonce, answer, self.scope)
         except MCPError:
             self.finished = True  # Redis failed: the call stays parked on its holder, not cancelled
             raise
