@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import anyio
+import httpx
 import pytest
 
 from elicitkit import Client, ElicitationResult, MCPError
@@ -26,7 +28,8 @@ from elicitkit.elicitation.requests import ElicitRequest
 from elicitkit.server.rounds import KeyRing
 from elicitkit.server.rounds.keys import ENV_VAR as STATE_KEYS
 from kit.fleet import Balancer, RedisServer, redis_server, round_robin
-from kit.processes import serve_several_on_free_ports
+from kit.page_tab import Tab
+from kit.processes import free_port, serve_several_on_free_ports
 
 from .support import Person, backends
 
@@ -71,11 +74,14 @@ class GatewayFleet:
 @pytest.fixture(scope="module")
 def gw_fleet(state: Path) -> Iterator[GatewayFleet]:
     exe = Path(sys.executable).parent / "elicitkit"
+    balancer_port = free_port()
     with redis_server() as rs, contextlib.ExitStack() as stack:
         # one instance finds its Redis in its file, the other on its command line
         configs = [state / "gateway-0.json", state / "gateway-1.json"]
         for config, redis_url in zip(configs, [rs.url, None], strict=True):
-            table = {"name": "gw", "redis": redis_url} if redis_url else {"name": "gw"}
+            table = {"name": "gw", "public_url": f"http://127.0.0.1:{balancer_port}"}  # pages via the balancer
+            if redis_url:
+                table["redis"] = redis_url
             config.write_text(json.dumps({"gateway": table, "backends": backends(official=False)[:1]}))
         env = {
             **os.environ,
@@ -93,7 +99,7 @@ def gw_fleet(state: Path) -> Iterator[GatewayFleet]:
         starts = [(in_file, "gateway (redis in its file)", env), (on_command_line, "gateway (--redis)", env)]
         served = stack.enter_context(serve_several_on_free_ports(starts))
         members = [Member(port, proc, log) for port, proc, log in served]
-        balancer = stack.enter_context(round_robin([m.port for m in members]))
+        balancer = stack.enter_context(round_robin([m.port for m in members], port=balancer_port))
         yield GatewayFleet(rs, balancer, members)
 
 
@@ -139,6 +145,23 @@ async def test_a_2025_host_s_questions_through_the_balancer(gw_fleet: GatewayFle
             for _ in range(3):
                 assert (await host.call_tool("old.book")).text == "booked 3 for Ada"
     assert person.forms() == ["Who is booking?"] * 3
+
+
+@pytest.mark.parametrize("era", [{"protocol_version": "2025-11-25"}, {"mode": "modern"}], ids=["2025", "2026"])
+async def test_a_host_that_cannot_ask_answers_on_the_page_through_either_instance(
+    gw_fleet: GatewayFleet, era: dict[str, Any]
+) -> None:
+    """No elicitation: the call ends with the gateway's page; the page's GETs and POSTs and the
+    call again go round-robin; the answer reaches the call again, wherever it lands."""
+    with anyio.fail_after(30):
+        async with Client(gw_fleet.balancer.url, **era) as host, httpx.AsyncClient(timeout=15) as raw:
+            first = await host.call_tool("old.book")
+            link = re.search(r"http://127\.0\.0\.1:\d+/mcp/ask/[A-Za-z0-9_\-]+", first.text)
+            assert link is not None and link.group(0).startswith(gw_fleet.balancer.url), first.text
+            await Tab(raw).answer(link.group(0), "Grace")
+            claim = (first.structured_content or {}).get("addArguments", {})  # 2026, anonymous: the claim
+            again = await host.call_tool("old.book", claim)
+    assert again.text == "booked 2 for Grace"
 
 
 async def test_an_instance_killed_questions_held_by_the_other_complete(gw_fleet: GatewayFleet, state: Path) -> None:
