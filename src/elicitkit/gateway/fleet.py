@@ -136,6 +136,11 @@ class CallRelay:
             return None
         return found.decode()
 
+    def stopped(self) -> None:
+        """The gateway stopped (its task group with the serving loop is gone): a next run starts it again."""
+        self._tg = None
+        self._stepping.clear()
+
     # -- asking another instance ------------------------------------------------------------------
 
     async def step(

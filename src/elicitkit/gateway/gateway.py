@@ -99,6 +99,8 @@ class Gateway(Server):
                 yield self
             finally:
                 self.parked.cancel_all()
+                if self.parked.relay is not None:
+                    self.parked.relay.stopped()
                 for backend in self.backends.values():
                     await backend.aclose()
                 self._tg = None
