@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from elicitkit.backplane.base import RedisPlace
 from elicitkit.backplane.sealing import Sealer
 from elicitkit.gateway.bridge import Finished, Question
-from elicitkit.gateway.fleet import CallRelay, HolderGone, RemoteCall, _decode_answer
+from elicitkit.gateway.fleet import CallRelay, HolderGone, RemoteCall, _decode_answer, _notify
 from elicitkit.protocol.errors import MCPError
 
 from ._budget import fuzz_settings
@@ -50,7 +50,7 @@ class _Replying(CallRelay):
         super().__init__(RedisPlace(None, "elicitkit:", SEALER), "b", 600.0)
         self.reply = reply
 
-    async def step(self, holder: str, nonce: str, answer: Any) -> Any:
+    async def step(self, holder: str, nonce: str, answer: Any, scope: Any = None) -> Any:
         if isinstance(self.reply, dict) and self.reply.get("gone"):
             raise HolderGone
         return self.reply
@@ -77,3 +77,44 @@ def test_any_step_reply_is_a_question_an_end_or_an_error(reply: dict[str, Any]) 
         assert isinstance(event, Question | Finished)
 
     anyio.run(main)
+
+
+class _Host:
+    """Keeps what it was sent (checked after: ``_notify`` swallows what the host raises)."""
+
+    def __init__(self) -> None:
+        self.got: list[tuple[Any, ...]] = []
+
+    async def report_progress(self, progress: float, total: float | None, message: str | None) -> None:
+        self.got.append((progress, total, message))
+
+    async def log(self, level: str, data: Any, logger_name: str | None = None) -> None:
+        self.got.append((level, logger_name))
+
+
+def _well_formed(sent: tuple[Any, ...]) -> bool:
+    if len(sent) == 3:
+        progress, total, message = sent
+        return (
+            isinstance(progress, int | float)
+            and (total is None or isinstance(total, int | float))
+            and (message is None or isinstance(message, str))
+        )
+    level, name = sent
+    return isinstance(level, str) and (name is None or isinstance(name, str))
+
+
+@fuzz_settings(300)
+@given(
+    note=st.one_of(
+        json_values,
+        st.fixed_dictionaries(
+            {},
+            optional={k: json_values for k in ("progress", "total", "message", "log", "logger", "data")},
+        ),
+    )
+)
+def test_any_relayed_note_reaches_the_host_well_formed_or_not_at_all(note: Any) -> None:
+    host = _Host()
+    anyio.run(_notify, host, note)
+    assert len(host.got) <= 1 and all(_well_formed(sent) for sent in host.got)
