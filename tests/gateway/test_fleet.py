@@ -93,6 +93,37 @@ async def test_retries_alternating_instances_continue_the_one_backend_call(
     assert len(one.parked) == 0 and len(two.parked) == 0
 
 
+async def test_redis_sees_no_question_answer_or_result(
+    redis: RedisServer, pair: tuple[Gateway, Gateway], state: Path
+) -> None:
+    """Every command Redis runs while b drives a's call (MONITOR): none carries the question,
+    the person's answer or the result in clear."""
+    one, two = pair
+    seen: list[str] = []
+    watcher = quick_client(redis.url)
+    try:
+        async with watcher.monitor() as monitor, anyio.create_task_group() as tg:
+
+            async def record() -> None:
+                async for command in monitor.listen():
+                    seen.append(str(command.get("command", "")))
+
+            tg.start_soon(record)
+            await anyio.sleep(0.2)
+            first = await start(one, "old.two_questions", "sealed")
+            second = await resume(two, first, input_required="return")
+            done = await resume(two, second)
+            await wait_until(lambda: any("gw:reply:" in c for c in seen), 5, "the steps to be seen")
+            await anyio.sleep(0.3)
+            tg.cancel_scope.cancel()
+    finally:
+        await watcher.aclose()
+    assert done["content"][0]["text"] == "Ada, then Ada" and runs(state, "sealed") == 1
+    assert any("gw:in:a" in c for c in seen) and any("gw:call:" in c for c in seen)
+    for secret in ("Who is booking?", "Who pays?", "Ada, then Ada", "Your name", "seats"):  # question, answer, result
+        assert not [c for c in seen if secret in c], secret
+
+
 async def test_a_call_parked_on_either_side_is_found_from_the_other(pair: tuple[Gateway, Gateway], state: Path) -> None:
     one, two = pair
     first = await start(two, "old.book_counted", "from-b")
