@@ -1,9 +1,10 @@
 """Two ``elicitkit gateway --transport http --redis URL`` processes behind a round-robin haproxy
 on one real ``redis-server``: a 2026 host's rounds alternate instances and the backend call runs
-once; a 2025 host's question is answered through either instance; one instance killed (-9)
-while questions wait on the other: those complete, and the dead one's parked call is replayed.
+once; a 2025 host's question is answered through either instance, and so is the gateway's page
+for a host that cannot ask; one instance killed (-9) while questions wait on the other: those
+complete, and the dead one's parked call is replayed; Redis stopped: clear errors, nothing lost.
 
-The last test kills an instance: it runs last in this module, on the module's fleet.
+The last two tests kill an instance, then stop Redis: they run last, on the module's fleet.
 """
 
 from __future__ import annotations
@@ -58,10 +59,6 @@ class Member:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/mcp"
-
-    def output(self) -> str:
-        self.log.seek(0)
-        return self.log.read().decode(errors="replace")
 
 
 @dataclass
