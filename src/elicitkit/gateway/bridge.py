@@ -202,7 +202,7 @@ async def forward(scope: RequestScope, backend: Backend, method: str, params: JS
     nonce = scope.sealed_nonce("gateway:call")
     call = parked.take(nonce) if nonce is not None else None
     if call is None:
-        lease = await backend.lease()
+        lease = await backend.lease(scope.principal)
         call = BackendCall(backend, lease, method, params)
         tg.start_soon(call.run)
     call.scope = scope

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from elicitkit.gateway.auth import BackendAuth, FrontDoor
 from elicitkit.gateway.errors import ConfigError
 
 __all__ = ["BackendConfig", "BackendPolicy", "ConfigError", "GatewayConfig", "load_config", "parse_config"]
@@ -60,6 +61,8 @@ class BackendConfig(_Strict):
     max_connections: int = Field(default=8, ge=1, le=256)
     """Connections open at once; a call that may ask holds one to itself while it runs."""
     policy: BackendPolicy = BackendPolicy()
+    auth: BackendAuth | None = None
+    """The gateway's own OAuth client for this (HTTP) backend (:mod:`elicitkit.gateway.auth`)."""
 
     @field_validator("name")
     @classmethod
@@ -88,6 +91,8 @@ class BackendConfig(_Strict):
     def _one_target(self) -> BackendConfig:
         if (self.command is None) == (self.url is None):
             raise ValueError("give exactly one of 'command' (stdio) or 'url' (Streamable HTTP)")
+        if self.auth is not None and self.url is None:
+            raise ValueError("auth is for HTTP backends (url); a stdio backend is not authenticated")
         return self
 
     @property
@@ -104,6 +109,8 @@ class GatewayConfig(_Strict):
     """Hosts that cannot take a question get the gateway's own page (``"error"``: they get a decline)."""
     deadline: float | None = Field(default=None, gt=0)
     public_url: str | None = None
+    auth: FrontDoor | None = None
+    """The gateway's front door as an OAuth resource server (HTTP hosts; stdio stays open)."""
     backends: tuple[BackendConfig, ...] = Field(min_length=1)
 
     @model_validator(mode="after")

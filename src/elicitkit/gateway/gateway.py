@@ -17,6 +17,7 @@ from typing import Any, Literal
 import anyio
 from anyio.abc import TaskGroup
 
+from elicitkit.gateway.auth import front_door
 from elicitkit.gateway.backend import Backend, BackendUnavailable, Lease
 from elicitkit.gateway.bridge import Parked, forward, send_complete
 from elicitkit.gateway.catalogue import Catalogue, Entry, Listing
@@ -56,6 +57,8 @@ class Gateway(Server):
     """
 
     def __init__(self, config: GatewayConfig, **server_options: Any) -> None:
+        if config.auth is not None and "auth" not in server_options:
+            server_options["auth"] = front_door(config.auth)  # the front door: hosts' bearer tokens
         super().__init__(config.name, config.version, **server_options)
         self.config = config
         self.backends: dict[str, Backend] = {b.name: Backend(b, self._backend_notified) for b in config.backends}
