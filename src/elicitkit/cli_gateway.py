@@ -28,6 +28,11 @@ def gateway(config: str, transport: str, host: str, port: int, path: str, as_jso
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
     if transport == "stdio":
+        if served.config.auth is not None:  # stdio is never authenticated: refuse rather than serve it open
+            raise click.UsageError(
+                f"{config}: [gateway.auth] protects the HTTP front door; stdio hosts are not authenticated."
+                " Serve it with --transport http (or drop [gateway.auth])"
+            )
         served.run("stdio")
         return
 
