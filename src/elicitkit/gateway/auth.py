@@ -10,7 +10,9 @@ audience. Secrets are never in the file: the file names the environment variable
 
 from __future__ import annotations
 
+import logging
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlsplit
@@ -21,9 +23,23 @@ from elicitkit.errors import AuthError
 
 if TYPE_CHECKING:
     from elicitkit.auth.base import AuthProvider
+    from elicitkit.server.auth.connections import Connections, Provider
     from elicitkit.server.auth.gate import ResourceServer
+    from elicitkit.server.scope import RequestScope
+    from elicitkit.server.server import Server
 
-__all__ = ["BackendAuth", "FrontDoor", "SignInNeeded", "backend_auth", "front_door"]
+__all__ = [
+    "BackendAuth",
+    "FrontDoor",
+    "PersonToken",
+    "SignInNeeded",
+    "backend_auth",
+    "front_door",
+    "provider_for",
+    "sign_in",
+]
+
+logger = logging.getLogger("elicitkit.gateway")
 
 
 class _Strict(BaseModel):
@@ -34,6 +50,15 @@ def _secret(env: str) -> str:
     value = os.environ.get(env)
     if not value:
         raise ValueError(f"${env} is not set (the file names the variable; the secret stays out of it)")
+    return value
+
+
+def _absolute(value: str | None) -> str | None:
+    if value is None:
+        return value
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.fragment:
+        raise ValueError("must be an absolute http:// or https:// URL")
     return value
 
 
@@ -57,12 +82,7 @@ class FrontDoor(_Strict):
     @field_validator("issuer", "resource", "jwks_uri", "introspection")
     @classmethod
     def _url(cls, value: str | None) -> str | None:
-        if value is None:
-            return value
-        parts = urlsplit(value)
-        if parts.scheme not in ("http", "https") or not parts.netloc or parts.fragment:
-            raise ValueError("must be an absolute http:// or https:// URL")
-        return value
+        return _absolute(value)
 
     @model_validator(mode="after")
     def _introspection(self) -> FrontDoor:
@@ -109,10 +129,14 @@ class BackendAuth(_Strict):
     ``client_secret_env``, or ``private_key_file`` for ``private_key_jwt``). ``oauth``: tokens a
     person signed in for ahead of time (``elicitkit auth login URL``), kept in ``token_store``
     (a file; default: the store that command uses) and refreshed; a sign-in it cannot do
-    alone is an error saying how. ``token``: a bearer token from ``token_env``.
+    alone is an error saying how. ``token``: a bearer token from ``token_env``. ``connect``:
+    each person signs in with their own account at the backend's authorization server
+    (``issuer``, where the gateway is registered as ``client_id`` with the redirect
+    ``<gateway>/ask/connect/callback``), asked through a URL question: ``ctx.authorize``'s path.
     """
 
-    type: Literal["client_credentials", "oauth", "token"]
+    type: Literal["client_credentials", "oauth", "token", "connect"]
+    issuer: str | None = None
     client_id: str | None = None
     client_secret_env: str | None = None
     private_key_file: str | None = None
@@ -120,6 +144,11 @@ class BackendAuth(_Strict):
     scopes: tuple[str, ...] | None = None
     token_store: str | None = None
     token_env: str | None = None
+
+    @field_validator("issuer")
+    @classmethod
+    def _issuer(cls, value: str | None) -> str | None:
+        return _absolute(value)
 
     @model_validator(mode="after")
     def _fits(self) -> BackendAuth:
@@ -135,6 +164,7 @@ class BackendAuth(_Strict):
             },
             "oauth": {"client_id", "client_secret_env", "scopes", "token_store"},
             "token": {"token_env"},
+            "connect": {"issuer", "client_id", "client_secret_env", "scopes"},
         }[self.type]
         extra = sorted(given - allowed)
         if extra:
@@ -152,6 +182,11 @@ class BackendAuth(_Strict):
             if self.token_env is None:
                 raise ValueError("type = 'token' needs token_env (the variable holding the bearer token)")
             _secret(self.token_env)
+        elif self.type == "connect" and (not self.issuer or not self.client_id):
+            raise ValueError(
+                "type = 'connect' needs issuer (the backend's authorization server) and client_id (the gateway's"
+                " client there, with the redirect <gateway>/ask/connect/callback)"
+            )
         elif self.client_secret_env is not None:
             if self.client_id is None:
                 raise ValueError("client_secret_env needs client_id (a client registered by hand)")
@@ -185,9 +220,13 @@ class _NoPerson:
         return None
 
 
-def backend_auth(config: BackendAuth, backend: str, url: str) -> AuthProvider:
-    """The client auth object for one backend (one per backend: its tokens are its own)."""
+def backend_auth(config: BackendAuth, backend: str, url: str) -> AuthProvider | None:
+    """The client auth object for one backend (one per backend: its tokens are its own); None for
+    ``connect``, whose tokens are each person's (:class:`PersonToken`, per connection)."""
     from elicitkit.auth import ClientCredentials, FileTokenStore, OAuth, StaticToken, default_token_store
+
+    if config.type == "connect":
+        return None
 
     store = FileTokenStore(config.token_store) if config.token_store is not None else None
     secret = _secret(config.client_secret_env) if config.client_secret_env is not None else None
@@ -213,3 +252,61 @@ def backend_auth(config: BackendAuth, backend: str, url: str) -> AuthProvider:
         store=store if store is not None else default_token_store(),
         authorizer=_NoPerson(backend, url),
     )
+
+
+# -- each person's own account at a backend (type = "connect") ------------------------------------
+
+
+def provider_for(config: BackendAuth, backend: str, url: str) -> Provider:
+    """The backend's authorization server as a ``ctx.authorize`` provider named after the backend;
+    its tokens are asked for the backend's URL (RFC 8707), so they are good there only."""
+    from elicitkit.server.auth.connections import Provider
+
+    assert config.issuer is not None and config.client_id is not None
+    secret = _secret(config.client_secret_env) if config.client_secret_env is not None else None
+    return Provider(
+        backend,
+        client_id=config.client_id,
+        client_secret=secret,
+        issuer=config.issuer,
+        scopes=tuple(config.scopes or ()),
+        title=backend,
+        params={"resource": url},
+    )
+
+
+class PersonToken:
+    """A connection's auth for one principal at a ``connect`` backend: their token, refreshed by
+    :class:`~elicitkit.server.auth.connections.Connections`; a token the backend refuses is
+    forgotten, so the person's next call asks them to sign in again."""
+
+    def __init__(self, connections: Connections, principal: str | None, backend: str) -> None:
+        self.connections = connections
+        self.principal = principal
+        self.backend = backend
+
+    def __repr__(self) -> str:
+        return f"PersonToken(backend={self.backend!r}, principal={self.principal!r})"
+
+    async def headers(self, method: str, url: str) -> Mapping[str, str]:
+        if self.principal is None:
+            return {}
+        tokens = await self.connections.token(self.principal, self.backend)
+        return {"Authorization": f"Bearer {tokens.access_token}"} if tokens is not None else {}
+
+    async def on_challenge(self, status: int, headers: Mapping[str, str], url: str, sent: Mapping[str, str]) -> bool:
+        if status == 401 and self.principal is not None and sent.get("Authorization"):
+            logger.info(
+                "backend %s refused %s's token; it is forgotten (they sign in again)", self.backend, self.principal
+            )
+            await self.connections.revoke(self.principal, self.backend)
+        return False
+
+
+async def sign_in(scope: RequestScope, server: Server, backend: str) -> None:
+    """Make sure the request's principal has a token at ``backend``: ``ctx.authorize`` itself
+    (a URL question in the host's era, the page for a host that cannot open URLs)."""
+    from elicitkit.server.auth.connections.asking import authorize
+    from elicitkit.server.context import Context
+
+    await authorize(Context(scope, server), backend, message=f"Sign in to {backend} to continue.")

@@ -45,6 +45,7 @@ from elicitkit.protocol.versions import META_SERVER_INFO, Era
 from elicitkit.runtime.peer import ProgressCallback
 
 if TYPE_CHECKING:
+    from elicitkit.auth.base import AuthProvider
     from elicitkit.gateway.bridge import BackendCall
 
 __all__ = ["Backend", "BackendUnavailable", "Lease"]
@@ -89,6 +90,8 @@ class Backend:
         self.opened = 0  # connections opened so far (a restart is one more)
         self.last_error: str | None = None  # why it was last unreachable (reported by tools/list too)
         self._auth = backend_auth(config.auth, self.name, config.url or "") if config.auth is not None else None
+        self.person_auth: Callable[[str | None], AuthProvider] | None = None
+        """Each principal's own auth (``connect`` backends: set by the gateway, which holds their tokens)."""
         policy = config.policy
         self._rate = RateLimit(policy.rate_per_minute, policy.burst) if policy.rate_per_minute else None
         self._audit = AuditLog(policy.audit) if policy.audit else None
@@ -144,7 +147,7 @@ class Backend:
             notification_callback=notified,
             timeout=config.timeout,
             transport_options=options,
-            auth=self._auth,
+            auth=self._auth if self.person_auth is None else self.person_auth(lease.principal),
         )
 
     busy_wait = 30.0
@@ -248,9 +251,9 @@ class Backend:
 
     # -- requests --------------------------------------------------------------------------
 
-    async def request(self, method: str, params: JSON | None = None) -> JSON:
-        """A request that never asks (lists, completion): any connection, answered at once."""
-        lease = await self.lease()
+    async def request(self, method: str, params: JSON | None = None, principal: str | None = None) -> JSON:
+        """A request that never asks (lists, completion): any of ``principal``'s connections, answered at once."""
+        lease = await self.lease(principal)
         try:
             return self.clean(await lease.client.request(method, params))
         except MCPError as exc:

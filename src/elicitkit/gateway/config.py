@@ -127,6 +127,11 @@ class GatewayConfig(_Strict):
                     f" {backend.namespace!r}"
                 )
             prefixes[backend.namespace] = backend.name
+            if backend.auth is not None and backend.auth.type == "connect" and self.auth is None:
+                raise ValueError(
+                    f"backend {backend.name!r} signs each person in (auth.type = 'connect'): the gateway needs"
+                    " [gateway.auth] to know who they are"
+                )
         return self
 
 

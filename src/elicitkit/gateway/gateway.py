@@ -17,6 +17,7 @@ from typing import Any, Literal
 import anyio
 from anyio.abc import TaskGroup
 
+from elicitkit.gateway.accounts import Accounts, connections_for
 from elicitkit.gateway.auth import front_door
 from elicitkit.gateway.backend import Backend, BackendUnavailable, Lease
 from elicitkit.gateway.bridge import Parked, forward, send_complete
@@ -59,6 +60,7 @@ class Gateway(Server):
     def __init__(self, config: GatewayConfig, **server_options: Any) -> None:
         if config.auth is not None and "auth" not in server_options:
             server_options["auth"] = front_door(config.auth)  # the front door: hosts' bearer tokens
+        server_options["connections"] = connections_for(config, server_options.get("connections"))
         super().__init__(config.name, config.version, **server_options)
         self.config = config
         self.backends: dict[str, Backend] = {b.name: Backend(b, self._backend_notified) for b in config.backends}
@@ -66,6 +68,7 @@ class Gateway(Server):
         for backend in config.backends:
             self.catalogue.set(backend.name, backend.namespace, None)
         self.parked = Parked()
+        self.accounts = Accounts(self)  # backends each person signs in to (auth.type = "connect")
         self._tg: TaskGroup | None = None
         self.configure_pages(fallback=config.fallback, deadline=config.deadline, public_url=config.public_url)
         handlers: dict[str, Callable[[RequestScope], Awaitable[JSON]]] = {
@@ -124,42 +127,48 @@ class Gateway(Server):
 
     # -- lists ---------------------------------------------------------------------------------
 
-    async def refresh(self, *names: str) -> None:
-        """Fetch the lists of ``names`` (default: every backend), concurrently."""
+    async def refresh(self, *names: str, principal: str | None = None) -> None:
+        """Fetch the lists of ``names`` (default: every backend), concurrently (``principal``: with
+        their connection, for backends each person signs in to)."""
         async with anyio.create_task_group() as tg:
             for name in names or tuple(self.backends):
-                tg.start_soon(self._refresh_one, self.backends[name])
+                tg.start_soon(self._refresh_one, self.backends[name], principal)
 
-    async def _refresh_one(self, backend: Backend) -> None:
+    async def _refresh_one(self, backend: Backend, principal: str | None = None) -> None:
+        if backend.name in self.accounts.waiting and principal is None:  # nobody's token to list it with
+            self.catalogue.set(backend.name, backend.config.namespace, self.accounts.placeholder(backend.name))
+            return
         try:
             listing = Listing()
-            caps = await self._capabilities_of(backend)
+            caps = await self._capabilities_of(backend, principal)
             if "tools" in caps:
-                listing.tools = await self._all(backend, "tools/list", "tools")
+                listing.tools = await self._all(backend, "tools/list", "tools", principal)
             if "prompts" in caps:
-                listing.prompts = await self._all(backend, "prompts/list", "prompts")
+                listing.prompts = await self._all(backend, "prompts/list", "prompts", principal)
             if "resources" in caps:
-                listing.resources = await self._all(backend, "resources/list", "resources")
-                listing.templates = await self._all(backend, "resources/templates/list", "resourceTemplates")
+                listing.resources = await self._all(backend, "resources/list", "resources", principal)
+                listing.templates = await self._all(backend, "resources/templates/list", "resourceTemplates", principal)
         except MCPError as exc:
             logger.warning("backend %s: cannot list what it offers: %s", backend.name, exc.message)
             backend.last_error = exc.message
-            self.catalogue.set(backend.name, backend.config.namespace, None)
+            if backend.name not in self.accounts.waiting:  # (one waiting for a sign-in keeps its sign-in tool)
+                self.catalogue.set(backend.name, backend.config.namespace, None)
             return
+        self.accounts.listed(backend.name)
         self.catalogue.set(backend.name, backend.config.namespace, listing)
 
-    async def _capabilities_of(self, backend: Backend) -> JSON:
-        lease = await backend.lease()
+    async def _capabilities_of(self, backend: Backend, principal: str | None) -> JSON:
+        lease = await backend.lease(principal)
         try:
             return dict(lease.client.server_capabilities)
         finally:
             backend.release(lease)
 
-    async def _all(self, backend: Backend, method: str, key: str) -> list[JSON]:
+    async def _all(self, backend: Backend, method: str, key: str, principal: str | None) -> list[JSON]:
         items: list[JSON] = []
         cursor: str | None = None
         for _ in range(1000):  # a backend whose cursors never end stops here
-            result = await backend.request(method, {"cursor": cursor} if cursor else None)
+            result = await backend.request(method, {"cursor": cursor} if cursor else None, principal)
             found = result.get(key)
             items.extend(item for item in (found if isinstance(found, list) else []) if isinstance(item, dict))
             cursor = result.get("nextCursor") if isinstance(result.get("nextCursor"), str) else None
@@ -171,6 +180,8 @@ class Gateway(Server):
         down = [name for name in self.backends if name not in self.catalogue.listings]
         if down:  # try again: a backend that was down may be back
             await self.refresh(*down)
+        if self.accounts.waiting:
+            await self.accounts.list_for(scope)
         method = scope.request.method
         catalogue = self.catalogue
         items: list[Entry] = {
@@ -195,6 +206,17 @@ class Gateway(Server):
 
     def _forward(self, scope: RequestScope, entry: Entry, method: str, params: JSON) -> Awaitable[JSON]:
         backend = self.backends[entry.backend]
+        if backend.name in self.accounts.names:  # the person's own account: signed in first
+            if self.accounts.is_sign_in(entry):
+                return scope.run(self.accounts.sign_in_tool(scope, backend.name), self)
+            group = self._group()
+            body = self.accounts.then(
+                scope,
+                backend.name,
+                lambda: forward(scope, backend, method, params, self.parked, group),
+                method == "tools/call",
+            )
+            return scope.run(body, self)
         return scope.run(forward(scope, backend, method, params, self.parked, self._group()), self)
 
     def _call_tool(self, scope: RequestScope) -> Awaitable[JSON]:
@@ -242,7 +264,9 @@ class Gateway(Server):
         if entry is None:
             raise MCPError(INVALID_PARAMS, f"completion/complete: no backend has {ref!r}")
         params = {k: v for k, v in scope.params.items() if k in ("argument", "context")}
-        return await self.backends[entry.backend].request("completion/complete", {**params, "ref": forwarded})
+        return await self.backends[entry.backend].request(
+            "completion/complete", {**params, "ref": forwarded}, scope.principal
+        )
 
     # -- what backends tell us -----------------------------------------------------------------
 
@@ -252,7 +276,7 @@ class Gateway(Server):
         call = lease.call
         if method in _CHANGED:
             if self._tg is not None:
-                self._tg.start_soon(self._changed, backend, method)
+                self._tg.start_soon(self._changed, backend, method, lease.principal)
         elif method == "notifications/resources/updated" and isinstance(params.get("uri"), str):
             await self.notify_resource_updated(params["uri"])
         elif method == "notifications/message":
@@ -264,9 +288,13 @@ class Gateway(Server):
         elif method == "notifications/elicitation/complete" and isinstance(params.get("elicitationId"), str):
             await send_complete(call.scope if call is not None else None, params["elicitationId"])
 
-    async def _changed(self, backend: Backend, method: str) -> None:
+    async def _changed(self, backend: Backend, method: str, principal: str | None = None) -> None:
         try:
-            await self.refresh(backend.name)
+            await self.refresh(backend.name, principal=principal)
         except BackendUnavailable:
             return
+        await self._notify_everywhere(method, None)
+
+    async def tell_hosts(self, method: str) -> None:
+        """A list change of the gateway's own (a backend listed after someone signed in)."""
         await self._notify_everywhere(method, None)
