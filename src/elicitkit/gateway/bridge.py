@@ -196,10 +196,13 @@ class Parked:
         self._calls.clear()
 
 
-async def forward(scope: RequestScope, backend: Backend, method: str, params: JSON, parked: Parked, tg: Any) -> JSON:
+async def forward(
+    scope: RequestScope, backend: Backend, method: str, params: JSON, parked: Parked, tg: Any, park: bool = True
+) -> JSON:
     """Carry one host request to ``backend`` and the backend's questions to the host (run by
-    ``scope.run``: on 2026 a question without an answer ends the host's round, the call parked)."""
-    nonce = scope.sealed_nonce("gateway:call")
+    ``scope.run``: on 2026 a question without an answer ends the host's round, the call parked;
+    ``park=False``, a task's run: the call ends there, the next run replays it with the answers)."""
+    nonce = scope.sealed_nonce("gateway:call") if park else None
     call = parked.take(nonce) if nonce is not None else None
     if call is None:
         lease = await backend.lease(scope.principal)

@@ -63,6 +63,8 @@ class BackendConfig(_Strict):
     policy: BackendPolicy = BackendPolicy()
     auth: BackendAuth | None = None
     """The gateway's own OAuth client for this (HTTP) backend (:mod:`elicitkit.gateway.auth`)."""
+    tasks: Literal["never", "optional"] = "never"
+    """``optional``: its tools run as gateway tasks for hosts that declare the Tasks extension (2026)."""
 
     @field_validator("name")
     @classmethod
@@ -93,6 +95,8 @@ class BackendConfig(_Strict):
             raise ValueError("give exactly one of 'command' (stdio) or 'url' (Streamable HTTP)")
         if self.auth is not None and self.url is None:
             raise ValueError("auth is for HTTP backends (url); a stdio backend is not authenticated")
+        if self.tasks != "never" and self.auth is not None and self.auth.type == "connect":
+            raise ValueError("tasks: a connect backend's calls go with the caller's own token, not from a task")
         return self
 
     @property

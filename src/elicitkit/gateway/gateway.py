@@ -9,10 +9,11 @@ the client's (every era, both transports): nothing here speaks the protocol itse
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import anyio
 from anyio.abc import TaskGroup
@@ -30,8 +31,22 @@ from elicitkit.server.methods import page
 from elicitkit.server.pages import CLAIM_ARGUMENT
 from elicitkit.server.scope import RequestScope
 from elicitkit.server.server import Server
+from elicitkit.server.tasks.serving import TaskOptions
+
+if TYPE_CHECKING:
+    from elicitkit.server.tools import Tool
 
 __all__ = ["Gateway"]
+
+_AS_TASK = TaskOptions("optional")
+
+
+@dataclass(frozen=True)
+class _Named:
+    """What the task support reads of a tool (its name) for a backend's tool, which has no Tool."""
+
+    name: str
+
 
 logger = logging.getLogger("elicitkit.gateway")
 
@@ -156,6 +171,16 @@ class Gateway(Server):
             return
         self.accounts.listed(backend.name)
         self.catalogue.set(backend.name, backend.config.namespace, listing)
+        self._offer_tasks()
+
+    def _offer_tasks(self) -> None:
+        """The tools hosts may run as tasks: those of backends with ``tasks = "optional"``."""
+        if any(b.config.tasks != "never" for b in self.backends.values()):
+            self.tasks.options = {
+                name: _AS_TASK
+                for name, entry in self.catalogue.tools.items()
+                if self.backends[entry.backend].config.tasks == "optional"
+            }
 
     async def _capabilities_of(self, backend: Backend, principal: str | None) -> JSON:
         lease = await backend.lease(principal)
@@ -228,7 +253,22 @@ class Gateway(Server):
         if not isinstance(arguments, dict):
             raise MCPError(INVALID_PARAMS, "tools/call: arguments must be an object")
         arguments = {k: v for k, v in arguments.items() if k != CLAIM_ARGUMENT}  # the gateway's own page claim
+        if name in self.tasks.options:  # a host that declared the Tasks extension gets a task of the gateway's
+            as_task = scope.as_task(self.tasks, cast("Tool", _Named(name)), arguments)
+            if as_task is not None:
+                return as_task
         return self._forward(scope, entry, "tools/call", {"name": entry.original, "arguments": arguments})
+
+    def task_call(self, name: str, arguments: dict[str, Any], scope: RequestScope) -> Coroutine[Any, Any, JSON] | None:
+        """One run of a host's task: the backend call, its questions parked in the task's record;
+        not parked in memory (the next run, with the answers, calls the backend again)."""
+        entry = self.catalogue.tools.get(name)
+        if entry is None:
+            return None
+        params: JSON = {"name": entry.original, "arguments": arguments}
+        return forward(
+            scope, self.backends[entry.backend], "tools/call", params, self.parked, self._group(), park=False
+        )
 
     def _get_prompt(self, scope: RequestScope) -> Awaitable[JSON]:
         name = scope.params.get("name")
