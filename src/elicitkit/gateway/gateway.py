@@ -24,6 +24,7 @@ from elicitkit.gateway.backend import Backend, BackendUnavailable, Lease
 from elicitkit.gateway.bridge import Parked, forward, send_complete
 from elicitkit.gateway.catalogue import Catalogue, Entry, Listing
 from elicitkit.gateway.config import GatewayConfig, load_config
+from elicitkit.gateway.subscriptions import Subscriptions
 from elicitkit.protocol.errors import INVALID_PARAMS, MCPError
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.protocol.modern import InvalidToolHeaders, tool_header_params
@@ -84,6 +85,7 @@ class Gateway(Server):
             self.catalogue.set(backend.name, backend.namespace, None)
         self.parked = Parked()
         self.accounts = Accounts(self)  # backends each person signs in to (auth.type = "connect")
+        self.subscriptions = Subscriptions(self)  # hosts' resources/subscribe, forwarded once per URI
         self._tg: TaskGroup | None = None
         self.configure_pages(fallback=config.fallback, deadline=config.deadline, public_url=config.public_url)
         handlers: dict[str, Callable[[RequestScope], Awaitable[JSON]]] = {
@@ -95,6 +97,8 @@ class Gateway(Server):
             "prompts/get": self._get_prompt,
             "resources/read": self._read_resource,
             "completion/complete": self._complete,
+            "resources/subscribe": self._subscribe,
+            "resources/unsubscribe": self._unsubscribe,
         }
         for method, handler in handlers.items():
             self.set_request_handler(method, handler)
@@ -118,6 +122,7 @@ class Gateway(Server):
                 yield self
             finally:
                 self.parked.cancel_all()
+                await self.subscriptions.aclose()
                 for backend in self.backends.values():
                     await backend.aclose()
                 self._tg = None
@@ -308,6 +313,26 @@ class Gateway(Server):
             "completion/complete", {**params, "ref": forwarded}, scope.principal
         )
 
+    async def _subscribe(self, scope: RequestScope) -> JSON:
+        uri = scope.params.get("uri")
+        if not isinstance(uri, str):
+            raise MCPError(INVALID_PARAMS, "resources/subscribe: uri must be a string")
+        scope.session.subscriptions.add(uri)
+        try:
+            await self.subscriptions.add(scope.session, uri)
+        except BaseException:
+            scope.session.subscriptions.discard(uri)
+            raise
+        return {}
+
+    async def _unsubscribe(self, scope: RequestScope) -> JSON:
+        uri = scope.params.get("uri")
+        if not isinstance(uri, str):
+            raise MCPError(INVALID_PARAMS, "resources/unsubscribe: uri must be a string")
+        scope.session.subscriptions.discard(uri)
+        await self.subscriptions.remove(scope.session, uri)
+        return {}
+
     # -- what backends tell us -----------------------------------------------------------------
 
     async def _backend_notified(self, backend: Backend, lease: Lease, method: str, params: JSON) -> None:
@@ -319,6 +344,8 @@ class Gateway(Server):
                 self._tg.start_soon(self._changed, backend, method, lease.principal)
         elif method == "notifications/resources/updated" and isinstance(params.get("uri"), str):
             await self.notify_resource_updated(params["uri"])
+            if self._tg is not None and params["uri"] in self.subscriptions.at_backend:
+                self._tg.start_soon(self.subscriptions.updated, params["uri"])  # (never waits on the reader)
         elif method == "notifications/message":
             scope = call.scope if call is not None else None
             if scope is not None:

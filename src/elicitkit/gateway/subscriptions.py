@@ -1,0 +1,129 @@
+"""Hosts' ``resources/subscribe``, forwarded to the backend that owns the URI, once per URI.
+
+Many hosts may subscribe to one URI; the backend hears one ``resources/subscribe`` when the
+first does and one ``resources/unsubscribe`` when the last leaves (a host session that went away
+without unsubscribing is dropped the next time that URI's subscribers change, or when an update
+finds none of them left). A backend's subscriptions live on a connection the gateway holds for
+them alone (a subscription belongs to a session), which is where its updates arrive; the
+gateway passes each to the host sessions subscribed to that URI (the server's own fan-out).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import anyio
+
+from elicitkit.protocol.errors import METHOD_NOT_FOUND, MCPError
+from elicitkit.protocol.versions import Era
+
+if TYPE_CHECKING:
+    from elicitkit.gateway.backend import Backend, Lease
+    from elicitkit.gateway.gateway import Gateway
+    from elicitkit.server.session import ServerSession
+
+__all__ = ["Subscriptions"]
+
+logger = logging.getLogger("elicitkit.gateway")
+
+
+class Subscriptions:
+    """Which host sessions want which URIs, and what each backend was asked to send."""
+
+    def __init__(self, gateway: Gateway) -> None:
+        self.gateway = gateway
+        self.holders: dict[str, list[ServerSession]] = {}  # uri -> host sessions subscribed
+        self.at_backend: dict[str, str] = {}  # uri -> the backend subscribed to it for us
+        self.leases: dict[str, Lease] = {}  # backend -> the connection its subscriptions live on
+        self._lock = anyio.Lock()
+
+    def _live(self, uri: str) -> list[ServerSession]:
+        live = set(self.gateway.live_sessions())
+        holders = [s for s in self.holders.get(uri, []) if s in live and uri in s.subscriptions]
+        self.holders[uri] = holders
+        return holders
+
+    async def add(self, session: ServerSession, uri: str) -> None:
+        """A host session subscribed to ``uri``: the owning backend is asked, if it is the first."""
+        entry = self.gateway.catalogue.owner_of_uri(uri)
+        async with self._lock:
+            holders = self._live(uri)
+            if session not in holders:
+                holders.append(session)
+            if entry is None or uri in self.at_backend:
+                return  # no backend has it (updates may still come unasked), or it is asked already
+            backend = self.gateway.backends[entry.backend]
+            try:
+                asked = await self._request(backend, "resources/subscribe", uri)
+            except BaseException:
+                holders.remove(session)
+                self._release_if_idle(backend)
+                raise
+            if asked:
+                self.at_backend[uri] = backend.name
+            else:
+                self._release_if_idle(backend)
+
+    async def remove(self, session: ServerSession, uri: str) -> None:
+        """A host session left ``uri``: the backend is told when nobody else wants it."""
+        async with self._lock:
+            holders = [s for s in self._live(uri) if s is not session]
+            self.holders[uri] = holders
+            await self._drop_if_unwanted(uri)
+
+    async def updated(self, uri: str) -> None:
+        """An update came: a URI nobody wants any more is unsubscribed at its backend."""
+        if uri in self.at_backend and not self._live(uri):
+            async with self._lock:
+                await self._drop_if_unwanted(uri)
+
+    async def _drop_if_unwanted(self, uri: str) -> None:
+        if self.holders.get(uri):
+            return
+        self.holders.pop(uri, None)
+        name = self.at_backend.pop(uri, None)
+        if name is None:
+            return
+        backend = self.gateway.backends[name]
+        try:
+            await self._request(backend, "resources/unsubscribe", uri)
+        except MCPError as exc:
+            logger.info("backend %s: unsubscribing %s failed: %s", name, uri, exc.message)
+        self._release_if_idle(backend)
+
+    def _release_if_idle(self, backend: Backend) -> None:
+        """The subscription connection goes back once the backend holds none of ours."""
+        if backend.name not in self.at_backend.values():
+            lease = self.leases.pop(backend.name, None)
+            if lease is not None:
+                backend.release(lease)
+
+    async def _request(self, backend: Backend, method: str, uri: str) -> bool:
+        """``method`` on the backend's subscription connection; False when it has no such method."""
+        lease = self.leases.get(backend.name)
+        if lease is None or not lease.alive:
+            if lease is not None:  # it died (a restarted backend forgot our subscriptions)
+                backend.release(lease)
+                for gone in [u for u, b in self.at_backend.items() if b == backend.name]:
+                    del self.at_backend[gone]
+            lease = await backend.lease()
+            self.leases[backend.name] = lease
+        if lease.client.era is Era.MODERN:
+            logger.info("backend %s speaks 2026-07-28 (no resources/subscribe): %s not forwarded", backend.name, uri)
+            return False
+        try:
+            await lease.client.request(method, {"uri": uri})
+        except MCPError as exc:
+            if exc.code == METHOD_NOT_FOUND:
+                logger.info("backend %s has no %s: %s not forwarded", backend.name, method, uri)
+                return False
+            raise backend.named(exc) from None
+        return True
+
+    async def aclose(self) -> None:
+        for name, lease in self.leases.items():
+            self.gateway.backends[name].release(lease)
+        self.leases.clear()
+        self.at_backend.clear()
+        self.holders.clear()
