@@ -51,8 +51,9 @@ class Subscriptions:
             holders = self._live(uri)
             if session not in holders:
                 holders.append(session)
-            if entry is None or uri in self.at_backend:
-                return  # no backend has it (updates may still come unasked), or it is asked already
+            if entry is None or uri in self.at_backend or entry.backend in self.gateway.accounts.names:
+                return  # no backend has it (updates may still come unasked), it is asked already, or
+                # the backend takes each person's token (no connection of the gateway's own to hold)
             backend = self.gateway.backends[entry.backend]
             try:
                 asked = await self._request(backend, "resources/subscribe", uri)
