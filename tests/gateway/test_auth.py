@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+import orjson
 import pytest
 from pydantic import BaseModel
 
@@ -27,6 +28,7 @@ from elicitkit.server.auth import AccessToken, JWTVerifier, ResourceServer
 from elicitkit.transports.http.serve import serve_http_background
 from kit.oidc import AuthorizationServer, authorization_server
 from kit.processes import free_port
+from kit.raw import ACCEPT, headers_for, meta
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
@@ -212,3 +214,40 @@ async def test_a_refused_gateway_client_names_the_backend_without_the_secret(
         assert "tickets.book" in caught.value.message
         assert backend.last_error is not None and "invalid_client" in backend.last_error, backend.last_error
     assert wrong not in caplog.text and wrong not in (backend.last_error or "")
+
+
+async def test_a_parked_call_is_its_principals_only(
+    provider: AuthorizationServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 2026 host's round parks the backend call; the round's state replayed under another
+    principal's token is refused, and the call it parked still answers its own principal."""
+    monkeypatch.setenv("GW_TEST_BACKEND_SECRET", GATEWAY_SECRET)
+    async with running(provider) as setup, httpx.AsyncClient(trust_env=False, timeout=20) as http:
+        ada, eve = [await token_for(provider, who, setup.url) for who in ("host-a", "host-b")]
+
+        async def call(token: str, params: dict[str, Any]) -> dict[str, Any]:
+            params = {**params, "_meta": meta(caps={"elicitation": {"form": {}}})}
+            body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+            headers = {"Accept": ACCEPT, "Content-Type": "application/json", **headers_for("tools/call", params)}
+            answer = await http.post(
+                setup.url, content=orjson.dumps(body), headers={**headers, "Authorization": f"Bearer {token}"}
+            )
+            assert answer.status_code in (200, 400), answer.text  # (400: a JSON-RPC error for the request)
+            reply: dict[str, Any] = answer.json()
+            return reply
+
+        asked = (await call(ada, {"name": "tickets.book", "arguments": {}}))["result"]
+        state, (key,) = asked["requestState"], asked["inputRequests"]
+        assert len(setup.gateway.parked) == 1  # the backend call waits for ada's answer
+        retry = {
+            "name": "tickets.book",
+            "arguments": {},
+            "requestState": state,
+            "inputResponses": {key: {"action": "accept", "content": {"seats": 5}}},
+        }
+        stolen = await call(eve, retry)
+        assert stolen["error"]["code"] == -32602 and "requestState" in stolen["error"]["message"], stolen
+        assert len(setup.gateway.parked) == 1  # still there, untouched
+        done = (await call(ada, retry))["result"]
+        assert done["content"][0]["text"] == "5 seats, booked by gateway", done
+        assert len(setup.gateway.parked) == 0
