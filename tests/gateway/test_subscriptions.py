@@ -11,12 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
+import orjson
 import pytest
 
 from elicitkit import Client
 from elicitkit.gateway import Gateway, parse_config
+from elicitkit.transports.http.serve import serve_http_background
 from kit.processes import serve_on_free_port
-from kit.raw import wait_until
+from kit.raw import ACCEPT, headers_for, meta, wait_until
 
 from .support import BACKEND, Person
 
@@ -97,3 +100,38 @@ async def test_a_uri_no_backend_has_is_subscribed_at_the_gateway_only(gateway: G
         await a.subscribe_resource("note://nobody-has-this")
         assert "note://nobody-has-this" not in gateway.subscriptions.at_backend
         await a.unsubscribe_resource("note://nobody-has-this")
+
+
+async def test_a_2026_listen_stream_holds_its_subscriptions_at_the_backend(gateway: Gateway) -> None:
+    """A 2026 host's ``subscriptions/listen`` naming the URI subscribes the backend while it is open."""
+    async with (
+        serve_http_background(gateway, port=0) as served,
+        Client(gateway, elicitation_callback=Person()) as other,
+    ):
+        params = {"notifications": {"resourceSubscriptions": [URI]}, "_meta": meta()}
+        body = {"jsonrpc": "2.0", "id": "sub-1", "method": "subscriptions/listen", "params": params}
+        headers = {"Accept": ACCEPT, "Content-Type": "application/json", **headers_for("subscriptions/listen", params)}
+        frames: list[dict[str, Any]] = []
+        async with (
+            httpx.AsyncClient(timeout=10, trust_env=False) as http,
+            http.stream("POST", served.url, content=orjson.dumps(body), headers=headers) as response,
+        ):
+            assert response.headers["content-type"].startswith("text/event-stream")
+            lines = response.aiter_lines()
+            async for line in lines:
+                if line.startswith("data:") and line[5:].strip():
+                    frames.append(orjson.loads(line[5:]))
+                    break  # the acknowledgement
+            assert frames[0]["params"]["notifications"]["resourceSubscriptions"] == [URI], frames
+            assert await subscribers(other) == 1
+            await other.call_tool("web.touch", {"uri": URI})
+            with anyio.fail_after(10):
+                async for line in lines:
+                    if line.startswith("data:") and line[5:].strip():
+                        frames.append(orjson.loads(line[5:]))
+                        break
+            assert frames[1]["method"] == "notifications/resources/updated", frames
+            assert frames[1]["params"]["uri"] == URI
+        # the stream closed: the backend is told once the gateway sees it go
+        await wait_until(lambda: URI not in gateway.subscriptions.at_backend, 10, "the backend to be unsubscribed")
+        assert await subscribers(other) == 0

@@ -25,9 +25,12 @@ from elicitkit.gateway.bridge import Parked, forward, send_complete
 from elicitkit.gateway.catalogue import Catalogue, Entry, Listing
 from elicitkit.gateway.config import GatewayConfig, load_config
 from elicitkit.gateway.subscriptions import Subscriptions
+from elicitkit.protocol import subscriptions as subs
 from elicitkit.protocol.errors import INVALID_PARAMS, MCPError
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.protocol.modern import InvalidToolHeaders, tool_header_params
+from elicitkit.protocol.versions import is_modern
+from elicitkit.server.listen import listen
 from elicitkit.server.methods import page
 from elicitkit.server.pages import CLAIM_ARGUMENT
 from elicitkit.server.scope import RequestScope
@@ -99,6 +102,7 @@ class Gateway(Server):
             "completion/complete": self._complete,
             "resources/subscribe": self._subscribe,
             "resources/unsubscribe": self._unsubscribe,
+            subs.LISTEN: self._listen,
         }
         for method, handler in handlers.items():
             self.set_request_handler(method, handler)
@@ -317,9 +321,10 @@ class Gateway(Server):
         uri = scope.params.get("uri")
         if not isinstance(uri, str):
             raise MCPError(INVALID_PARAMS, "resources/subscribe: uri must be a string")
-        scope.session.subscriptions.add(uri)
+        session = scope.session
+        session.subscriptions.add(uri)
         try:
-            await self.subscriptions.add(scope.session, uri)
+            await self.subscriptions.add(session, uri, lambda: not session.peer.closed and uri in session.subscriptions)
         except BaseException:
             scope.session.subscriptions.discard(uri)
             raise
@@ -332,6 +337,22 @@ class Gateway(Server):
         scope.session.subscriptions.discard(uri)
         await self.subscriptions.remove(scope.session, uri)
         return {}
+
+    async def _listen(self, scope: RequestScope) -> JSON:
+        """A 2026 listen stream: the server's own, its ``resourceSubscriptions`` held at the
+        backends while it is open."""
+        stream = object()
+        held: list[str] = []
+        try:
+            if is_modern(scope.protocol_version or ""):  # (the server answers -32601 to a handshake session)
+                for uri in subs.parse_listen(scope.params).resource_subscriptions:
+                    await self.subscriptions.add(stream, uri, lambda: True)
+                    held.append(uri)
+            return await listen(self, scope)
+        finally:
+            with anyio.CancelScope(shield=True):
+                for uri in held:
+                    await self.subscriptions.remove(stream, uri)
 
     # -- what backends tell us -----------------------------------------------------------------
 

@@ -1,16 +1,20 @@
-"""Hosts' ``resources/subscribe``, forwarded to the backend that owns the URI, once per URI.
+"""Hosts' subscriptions, forwarded to the backend that owns the URI, once per URI.
 
-Many hosts may subscribe to one URI; the backend hears one ``resources/subscribe`` when the
-first does and one ``resources/unsubscribe`` when the last leaves (a host session that went away
-without unsubscribing is dropped the next time that URI's subscribers change, or when an update
-finds none of them left). A backend's subscriptions live on a connection the gateway holds for
-them alone (a subscription belongs to a session), which is where its updates arrive; the
-gateway passes each to the host sessions subscribed to that URI (the server's own fan-out).
+A host subscribes with ``resources/subscribe`` (2025: its session holds the subscription) or a
+``subscriptions/listen`` stream naming ``resourceSubscriptions`` (2026: the stream holds them
+while it is open). Many hosts may subscribe to one URI; the backend hears one
+``resources/subscribe`` when the first does and one ``resources/unsubscribe`` when the last
+leaves (a host session that went away without unsubscribing is dropped the next time that URI's
+subscribers change, or when an update finds none of them left). A backend's subscriptions live
+on a connection the gateway holds for them alone (a subscription belongs to a session), which
+is where its updates arrive; the gateway passes each to the hosts subscribed to that URI (the
+server's own fan-out, to sessions and listen streams).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import anyio
@@ -21,7 +25,6 @@ from elicitkit.protocol.versions import Era
 if TYPE_CHECKING:
     from elicitkit.gateway.backend import Backend, Lease
     from elicitkit.gateway.gateway import Gateway
-    from elicitkit.server.session import ServerSession
 
 __all__ = ["Subscriptions"]
 
@@ -33,24 +36,25 @@ class Subscriptions:
 
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
-        self.holders: dict[str, list[ServerSession]] = {}  # uri -> host sessions subscribed
+        self.holders: dict[str, dict[object, Callable[[], bool]]] = {}  # uri -> holder -> still there?
         self.at_backend: dict[str, str] = {}  # uri -> the backend subscribed to it for us
         self.leases: dict[str, Lease] = {}  # backend -> the connection its subscriptions live on
         self._lock = anyio.Lock()
 
-    def _live(self, uri: str) -> list[ServerSession]:
-        live = set(self.gateway.live_sessions())
-        holders = [s for s in self.holders.get(uri, []) if s in live and uri in s.subscriptions]
-        self.holders[uri] = holders
+    def _live(self, uri: str) -> dict[object, Callable[[], bool]]:
+        holders = self.holders.setdefault(uri, {})
+        for holder, alive in list(holders.items()):
+            if not alive():
+                del holders[holder]
         return holders
 
-    async def add(self, session: ServerSession, uri: str) -> None:
-        """A host session subscribed to ``uri``: the owning backend is asked, if it is the first."""
+    async def add(self, holder: object, uri: str, alive: Callable[[], bool]) -> None:
+        """``holder`` (a host session, a listen stream) subscribed to ``uri``: the owning backend
+        is asked, if it is the first; ``alive`` says whether the holder still wants it."""
         entry = self.gateway.catalogue.owner_of_uri(uri)
         async with self._lock:
             holders = self._live(uri)
-            if session not in holders:
-                holders.append(session)
+            holders[holder] = alive
             if entry is None or uri in self.at_backend or entry.backend in self.gateway.accounts.names:
                 return  # no backend has it (updates may still come unasked), it is asked already, or
                 # the backend takes each person's token (no connection of the gateway's own to hold)
@@ -58,7 +62,7 @@ class Subscriptions:
             try:
                 asked = await self._request(backend, "resources/subscribe", uri)
             except BaseException:
-                holders.remove(session)
+                holders.pop(holder, None)
                 self._release_if_idle(backend)
                 raise
             if asked:
@@ -66,11 +70,10 @@ class Subscriptions:
             else:
                 self._release_if_idle(backend)
 
-    async def remove(self, session: ServerSession, uri: str) -> None:
-        """A host session left ``uri``: the backend is told when nobody else wants it."""
+    async def remove(self, holder: object, uri: str) -> None:
+        """``holder`` left ``uri``: the backend is told when nobody else wants it."""
         async with self._lock:
-            holders = [s for s in self._live(uri) if s is not session]
-            self.holders[uri] = holders
+            self._live(uri).pop(holder, None)
             await self._drop_if_unwanted(uri)
 
     async def updated(self, uri: str) -> None:
