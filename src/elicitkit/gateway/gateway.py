@@ -362,7 +362,8 @@ class Gateway(Server):
         call = lease.call
         if method in _CHANGED:
             if self._tg is not None:
-                self._tg.start_soon(self._changed, backend, method, lease.principal)
+                who = lease.principal if backend.name in self.accounts.names else None  # (whose token lists it)
+                self._tg.start_soon(self._changed, backend, method, who)
         elif method == "notifications/resources/updated" and isinstance(params.get("uri"), str):
             await self.notify_resource_updated(params["uri"])
             if self._tg is not None and params["uri"] in self.subscriptions.at_backend:
