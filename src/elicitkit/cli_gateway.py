@@ -41,6 +41,11 @@ def gateway(config: str, transport: str, host: str, port: int, path: str, redis_
 
         served.use_backplane(RedisBackplane.from_url(redis_url))
     if transport == "stdio":
+        if served.config.auth is not None:  # stdio is never authenticated: refuse rather than serve it open
+            raise click.UsageError(
+                f"{config}: [gateway.auth] protects the HTTP front door; stdio hosts are not authenticated."
+                " Serve it with --transport http (or drop [gateway.auth])"
+            )
         served.run("stdio")
         return
 

@@ -3,6 +3,7 @@ config or raises :class:`ConfigError` naming the source, and nothing else escape
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 
@@ -24,22 +25,64 @@ backend_like = st.fixed_dictionaries(
         "mode": st.one_of(st.sampled_from(["legacy", "modern", "auto", "x"]), json_values),
         "policy": st.one_of(st.dictionaries(st.text(max_size=12), json_values, max_size=3), json_values),
         "timeout": json_values,
+        "auth": st.one_of(
+            st.dictionaries(
+                st.sampled_from(
+                    [
+                        "type",
+                        "client_id",
+                        "client_secret_env",
+                        "private_key_file",
+                        "key_id",
+                        "scopes",
+                        "token_store",
+                        "token_env",
+                        "issuer",
+                        "client_secret",
+                    ]
+                ),
+                st.one_of(
+                    st.sampled_from(["client_credentials", "oauth", "token", "connect", "FUZZ_SET", "FUZZ_UNSET"]),
+                    st.sampled_from(["https://login.example.com", "nope", "/tmp"]),
+                    json_values,
+                ),
+                max_size=5,
+            ),
+            json_values,
+        ),
+        "tasks": st.one_of(st.sampled_from(["never", "optional", "always"]), json_values),
     },
+)
+front_door = st.dictionaries(
+    st.sampled_from(
+        ["issuer", "resource", "scopes", "jwks_uri", "introspection", "client_id", "client_secret_env", "audience"]
+    ),
+    st.one_of(st.sampled_from(["https://gw.example.com/mcp", "FUZZ_SET", "FUZZ_UNSET", "x"]), json_values),
+    max_size=5,
 )
 configs = st.one_of(
     json_values,
     st.fixed_dictionaries({"backends": st.one_of(st.lists(backend_like, max_size=3), json_values)}),
     st.fixed_dictionaries({"gateway": json_values, "backends": st.lists(backend_like, max_size=2)}),
+    st.fixed_dictionaries(
+        {
+            "gateway": st.fixed_dictionaries({"auth": st.one_of(front_door, json_values)}),
+            "backends": st.lists(backend_like, max_size=2),
+        }
+    ),
 )
 
 
 @fuzz_settings(300)
 @given(data=configs)
 def test_any_value_is_a_config_or_a_config_error(data: object) -> None:
+    os.environ["FUZZ_SET"] = "a-secret-the-errors-never-show"  # (the auth tables name variables)
+    os.environ.pop("FUZZ_UNSET", None)
     try:
         config = parse_config(data, "fuzz.toml")
     except ConfigError as exc:
         assert str(exc).startswith("fuzz.toml: ")
+        assert "a-secret-the-errors-never-show" not in str(exc)
         return
     assert isinstance(config, GatewayConfig) and config.backends
 

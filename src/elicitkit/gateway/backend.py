@@ -28,6 +28,8 @@ from elicitkit.client.handlers.policy import AuditLog, Policy, RateLimit
 from elicitkit.client.rounds import InputRequiredResult, MultiRoundTripError, drive, result_type
 from elicitkit.elicitation.requests import ElicitRequest, UrlRequest
 from elicitkit.elicitation.results import ElicitationResult
+from elicitkit.errors import AuthError
+from elicitkit.gateway.auth import backend_auth
 from elicitkit.gateway.config import BackendConfig
 from elicitkit.gateway.errors import BackendUnavailable, ConfigError
 from elicitkit.protocol.errors import (
@@ -43,6 +45,7 @@ from elicitkit.protocol.versions import META_SERVER_INFO, Era
 from elicitkit.runtime.peer import ProgressCallback
 
 if TYPE_CHECKING:
+    from elicitkit.auth.base import AuthProvider
     from elicitkit.gateway.bridge import BackendCall
 
 __all__ = ["Backend", "BackendUnavailable", "Lease"]
@@ -62,8 +65,9 @@ def _needs_a_task(exc: MCPError) -> bool:
 class Lease:
     """One connection to the backend, lent to one call at a time (``call``)."""
 
-    def __init__(self, backend: Backend) -> None:
+    def __init__(self, backend: Backend, principal: str | None = None) -> None:
         self.backend = backend
+        self.principal = principal  # whose calls it carries (the front door's principal; None without auth)
         self.call: BackendCall | None = None
         self.stop = anyio.Event()
         self.client: Client = backend.make_client(self)
@@ -85,6 +89,9 @@ class Backend:
         self._tg: TaskGroup | None = None
         self.opened = 0  # connections opened so far (a restart is one more)
         self.last_error: str | None = None  # why it was last unreachable (reported by tools/list too)
+        self._auth = backend_auth(config.auth, self.name, config.url or "") if config.auth is not None else None
+        self.person_auth: Callable[[str | None], AuthProvider] | None = None
+        """Each principal's own auth (``connect`` backends: set by the gateway, which holds their tokens)."""
         policy = config.policy
         self._rate = RateLimit(policy.rate_per_minute, policy.burst) if policy.rate_per_minute else None
         self._audit = AuditLog(policy.audit) if policy.audit else None
@@ -140,14 +147,18 @@ class Backend:
             notification_callback=notified,
             timeout=config.timeout,
             transport_options=options,
+            auth=self._auth if self.person_auth is None else self.person_auth(lease.principal),
         )
 
     busy_wait = 30.0
     """Seconds a call waits for a free connection when ``max_connections`` are all held (calls
     running, or parked on a 2026 host's answer) before it fails saying so."""
 
-    async def lease(self) -> Lease:
-        """A connection for one call: an idle one that is still alive, or a new one."""
+    async def lease(self, principal: str | None = None) -> Lease:
+        """A connection for one call: an idle one of ``principal``'s that is still alive, or a new one.
+
+        Connections are never shared between principals: whatever a backend keeps per session
+        (and a late notice about an earlier call) stays with the person it was for."""
         with anyio.move_on_after(self.busy_wait) as waited:
             await self._slots.acquire()
         if waited.cancelled_caught:
@@ -157,13 +168,20 @@ class Backend:
                 " waiting for a host's answer); try again, or raise max_connections",
             )
         try:
-            while self._idle:
-                lease = self._idle.pop()
+            idle = self._idle
+            for at in range(len(idle) - 1, -1, -1):
+                lease = idle[at]
+                if lease.principal != principal:
+                    continue
+                del idle[at]
                 if lease.alive:
                     return lease
                 lease.stop.set()
                 logger.warning("backend %s: its connection was lost; opening a new one", self.name)
-            return await self._open()
+            in_use = self.config.max_connections - self._slots.value  # this call's included
+            while idle and len(idle) + in_use > self.config.max_connections:
+                idle.pop(0).stop.set()  # another principal's oldest idle connection makes room
+            return await self._open(principal)
         except BaseException:
             self._slots.release()
             raise
@@ -176,10 +194,10 @@ class Backend:
             lease.stop.set()
         self._slots.release()
 
-    async def _open(self) -> Lease:
+    async def _open(self, principal: str | None) -> Lease:
         if self._tg is None:
             raise BackendUnavailable(INTERNAL_ERROR, f"backend {self.name!r}: the gateway is not running")
-        lease = Lease(self)
+        lease = Lease(self, principal)
         try:
             with anyio.fail_after(self.config.connect_timeout):
                 await self._tg.start(self._keep, lease)
@@ -193,7 +211,7 @@ class Backend:
         except MCPError as exc:
             self.last_error = exc.message
             raise BackendUnavailable(INTERNAL_ERROR, f"backend {self.name!r} is unavailable: {exc.message}") from None
-        except (OSError, TypeError) as exc:
+        except (OSError, TypeError, AuthError) as exc:  # (an AuthError's text never holds a token)
             self.last_error = str(exc)
             raise BackendUnavailable(INTERNAL_ERROR, f"backend {self.name!r} is unavailable: {exc}") from None
         self.opened += 1
@@ -233,13 +251,15 @@ class Backend:
 
     # -- requests --------------------------------------------------------------------------
 
-    async def request(self, method: str, params: JSON | None = None) -> JSON:
-        """A request that never asks (lists, completion): any connection, answered at once."""
-        lease = await self.lease()
+    async def request(self, method: str, params: JSON | None = None, principal: str | None = None) -> JSON:
+        """A request that never asks (lists, completion): any of ``principal``'s connections, answered at once."""
+        lease = await self.lease(principal)
         try:
             return self.clean(await lease.client.request(method, params))
         except MCPError as exc:
             raise self.named(exc) from None
+        except AuthError as exc:
+            raise self.refused(exc) from None
         finally:
             self.release(lease)
 
@@ -270,6 +290,8 @@ class Backend:
             raise self.named(exc) from None
         except MultiRoundTripError as exc:
             raise MCPError(INTERNAL_ERROR, f"backend {self.name!r}: {exc}") from None
+        except AuthError as exc:
+            raise self.refused(exc) from None
         return self.clean(result)
 
     async def _as_task(self, client: Client, params: JSON) -> JSON:
@@ -295,6 +317,11 @@ class Backend:
         if exc.is_local:  # the connection went away, or a timeout of ours
             return BackendUnavailable(exc.code, f"backend {self.name!r}: {exc.message}", exc.data)
         return MCPError(exc.code, f"backend {self.name!r}: {exc.message}", exc.data)
+
+    def refused(self, exc: AuthError) -> BackendUnavailable:
+        """The gateway's own OAuth client could not get through to the backend (the text holds no token)."""
+        self.last_error = str(exc)
+        return BackendUnavailable(INTERNAL_ERROR, f"backend {self.name!r} refused the gateway's credentials: {exc}")
 
     @staticmethod
     def clean(result: JSON) -> JSON:

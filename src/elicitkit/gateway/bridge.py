@@ -200,16 +200,18 @@ class Parked:
         self._calls.clear()
 
 
-async def forward(scope: RequestScope, backend: Backend, method: str, params: JSON, parked: Parked, tg: Any) -> JSON:
+async def forward(
+    scope: RequestScope, backend: Backend, method: str, params: JSON, parked: Parked, tg: Any, park: bool = True
+) -> JSON:
     """Carry one host request to ``backend`` and the backend's questions to the host (run by
-    ``scope.run``: on 2026 a question without an answer ends the host's round, the call parked)."""
-    round_ = getattr(scope, "round", None)  # a retry carries the nonce in its state; a first call has none
-    carried = round_ is not None and _SLOT in round_.app
-    nonce = scope.sealed_nonce(_SLOT)
+    ``scope.run``: on 2026 a question without an answer ends the host's round, the call parked;
+    ``park=False``, a task's run: the call ends there, the next run replays it with the answers)."""
+    carried = scope.carried_nonce(_SLOT) if park else None  # a retry's state names its parked call
+    nonce = carried or (scope.sealed_nonce(_SLOT) if park else None)
     call: BackendCall | RemoteCall | None = parked.take(nonce) if nonce is not None else None
-    if call is None and carried and nonce is not None and parked.relay is not None:
-        holder = await parked.relay.holder(nonce)  # held by another instance of the fleet?
-        call = RemoteCall(parked.relay, holder, nonce) if holder is not None else None
+    if call is None and carried is not None and parked.relay is not None:
+        holder = await parked.relay.holder(carried)  # held by another instance of the fleet?
+        call = RemoteCall(parked.relay, holder, carried) if holder is not None else None
     try:
         if isinstance(call, RemoteCall):
             call.scope = scope
@@ -217,7 +219,7 @@ async def forward(scope: RequestScope, backend: Backend, method: str, params: JS
     except HolderGone:
         call = None  # stopped, or no longer there: the backend call starts again, answered from the state
     if call is None:
-        lease = await backend.lease()
+        lease = await backend.lease(scope.principal)
         call = BackendCall(backend, lease, method, params)
         tg.start_soon(call.run)
     assert isinstance(call, BackendCall)

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from elicitkit.gateway.auth import BackendAuth, FrontDoor
 from elicitkit.gateway.errors import ConfigError
 
 __all__ = ["BackendConfig", "BackendPolicy", "ConfigError", "GatewayConfig", "load_config", "parse_config"]
@@ -60,6 +61,10 @@ class BackendConfig(_Strict):
     max_connections: int = Field(default=8, ge=1, le=256)
     """Connections open at once; a call that may ask holds one to itself while it runs."""
     policy: BackendPolicy = BackendPolicy()
+    auth: BackendAuth | None = None
+    """The gateway's own OAuth client for this (HTTP) backend (:mod:`elicitkit.gateway.auth`)."""
+    tasks: Literal["never", "optional"] = "never"
+    """``optional``: its tools run as gateway tasks for hosts that declare the Tasks extension (2026)."""
 
     @field_validator("name")
     @classmethod
@@ -88,6 +93,10 @@ class BackendConfig(_Strict):
     def _one_target(self) -> BackendConfig:
         if (self.command is None) == (self.url is None):
             raise ValueError("give exactly one of 'command' (stdio) or 'url' (Streamable HTTP)")
+        if self.auth is not None and self.url is None:
+            raise ValueError("auth is for HTTP backends (url); a stdio backend is not authenticated")
+        if self.tasks != "never" and self.auth is not None and self.auth.type == "connect":
+            raise ValueError("tasks: a connect backend's calls go with the caller's own token, not from a task")
         return self
 
     @property
@@ -106,6 +115,8 @@ class GatewayConfig(_Strict):
     public_url: str | None = None
     redis: str | None = None
     """A fleet of gateways (Streamable HTTP): the Redis every instance shares (docs/gateway.md)."""
+    auth: FrontDoor | None = None
+    """The gateway's front door as an OAuth resource server (HTTP hosts; stdio stays open)."""
     backends: tuple[BackendConfig, ...] = Field(min_length=1)
 
     @field_validator("redis")
@@ -129,6 +140,11 @@ class GatewayConfig(_Strict):
                     f" {backend.namespace!r}"
                 )
             prefixes[backend.namespace] = backend.name
+            if backend.auth is not None and backend.auth.type == "connect" and self.auth is None:
+                raise ValueError(
+                    f"backend {backend.name!r} signs each person in (auth.type = 'connect'): the gateway needs"
+                    " [gateway.auth] to know who they are"
+                )
         return self
 
 

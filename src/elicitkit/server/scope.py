@@ -196,6 +196,11 @@ class RequestScope:
         echoes it), kept under ``slot``; None where there is no sealed state."""
         return None
 
+    def carried_nonce(self, slot: str) -> str | None:
+        """The value under ``slot`` that this request's sealed state brought back (a retry), None
+        on a first call or where there is no sealed state; unlike :meth:`sealed_nonce`, makes none."""
+        return None
+
     async def url_finished(self, elicitation_id: str) -> bool:
         """A URL question's page was answered: tell the client where it is listening; True when
         this call took the answer for good (False: a retry comes back for it)."""
@@ -504,6 +509,10 @@ class _StatelessScope(RequestScope):
         known = round_.app.get(slot)
         round_.app[slot] = nonce = known if isinstance(known, str) else secrets.token_hex(16)
         return nonce
+
+    def carried_nonce(self, slot: str) -> str | None:
+        known = self.round.app.get(slot) if self.round is not None else None
+        return known if isinstance(known, str) else None
 
     async def url_finished(self, elicitation_id: str) -> bool:
         return False  # the retry collects it (the answer waits on the page for this caller)

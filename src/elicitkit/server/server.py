@@ -12,7 +12,7 @@ import logging
 import os
 import sys
 import weakref
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
@@ -154,6 +154,12 @@ class Server(LowLevelServer):
         if self.tasks.enabled:
             caps["extensions"] = {**caps.get("extensions", {}), **wire_tasks.server_extensions()}
         return caps
+
+    def task_call(self, name: str, arguments: dict[str, Any], scope: RequestScope) -> Coroutine[Any, Any, JSON] | None:
+        """The body of one run of task tool ``name`` (None: no such tool). The gateway, whose tools
+        are its backends', gives its own; the runner drives either by the same replay contract."""
+        tool = self.tools.get(name)
+        return calling.run_tool(self, tool, arguments, scope) if tool is not None else None
 
     def create_detached_session(self) -> ServerSession:
         """A session with no client behind it, for running task bodies (nothing is sent on it)."""

@@ -159,6 +159,19 @@ async def fail() -> str:
     raise ValueError("the backend's tool failed")
 
 
+@server.tool()
+async def touch(uri: str) -> str:
+    """Say ``uri`` changed (the server tells only the sessions subscribed to it)."""
+    await server.notify_resource_updated(uri)
+    return f"touched {uri}"
+
+
+@server.tool()
+async def subscribers(uri: str) -> int:
+    """How many of this process's sessions are subscribed to ``uri``."""
+    return sum(uri in session.subscriptions for session in server.live_sessions())
+
+
 @server.resource("note://hello")
 def hello() -> str:
     return "hello from the backend"

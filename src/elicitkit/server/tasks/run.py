@@ -19,7 +19,6 @@ from elicitkit.elicitation.errors import ElicitationUnsupported
 from elicitkit.protocol.errors import INVALID_PARAMS
 from elicitkit.protocol.jsonrpc import JSON, Request
 from elicitkit.runtime.peer import IncomingRequest
-from elicitkit.server.calling import run_tool
 from elicitkit.server.rounds.round import BecomeTask, Round
 from elicitkit.server.rounds.sealing import fingerprint_question
 from elicitkit.server.scope import TASK_CLIENT_CAPABILITIES, TaskScope
@@ -93,16 +92,16 @@ def make_run_once(server: Server, session: ServerSession) -> RunOnce:
     """
 
     async def run_once(tool_name: str, arguments: dict[str, Any], answers: Mapping[str, RecordedAnswer]) -> Outcome:
-        tool = server.tools.get(tool_name)
-        if tool is None:
-            return Failed({"code": INVALID_PARAMS, "message": f"Unknown tool: {tool_name!r}"})
         round_ = TaskRound(answers)
         request = _DetachedRequest(
             session.peer,
             Request(id=f"task:{tool_name}", method="tools/call", params={"name": tool_name, "arguments": arguments}),
         )
         scope = TaskScope(request, session, round_)
-        result = await scope.run(run_tool(server, tool, arguments, scope), server)
+        body = server.task_call(tool_name, arguments, scope)
+        if body is None:
+            return Failed({"code": INVALID_PARAMS, "message": f"Unknown tool: {tool_name!r}"})
+        result = await scope.run(body, server)
         if round_.pending:
             return round_.outcome()
         return Finished(result)
