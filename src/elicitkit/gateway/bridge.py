@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.lowlevel
 
 from elicitkit.elicitation.errors import (
     ElicitationError,
@@ -50,7 +51,7 @@ from elicitkit.server.scope import RequestScope
 if TYPE_CHECKING:
     from elicitkit.gateway.backend import Backend, Lease
 
-__all__ = ["BackendCall", "Parked", "forward", "put_to_host"]
+__all__ = ["BackendCall", "InlineCall", "Parked", "forward", "put_to_host"]
 
 logger = logging.getLogger("elicitkit.gateway")
 
@@ -155,6 +156,92 @@ class BackendCall:
             question.answer.set_result(answer)
 
 
+class InlineCall:
+    """A backend request run by the host request's own task, for hosts asked in place (every
+    handshake era): nothing parks it, so it needs no task, queue or hand-over of its own; each
+    question the backend asks is put to the host straight from the backend connection's handler.
+
+    A question whose asking ends the host's call (the page link, -32042) stops the backend
+    request (``abort``), as :class:`BackendCall` does; the host's call ending for any reason
+    withdraws the questions still out (:meth:`close`)."""
+
+    __slots__ = ("abort", "asked", "asking", "owner", "scope", "stop")
+
+    def __init__(self, scope: RequestScope) -> None:
+        self.scope: RequestScope | None = scope
+        self.asked = 0
+        self.asking: set[asyncio.Task[Any]] = set()  # backend handlers putting a question to the host
+        self.abort: BaseException | None = None
+        self.stop = anyio.CancelScope()
+        self.owner = asyncio.current_task()  # the host request's task, running the backend request
+
+    async def ask(self, method: str, params: JSON, request: ElicitRequest | None) -> JSON:
+        """From the backend side: put the question to the host now, answer with the host's answer."""
+        scope = self.scope
+        if scope is None or self.abort is not None:  # the host's call is over: nobody to put it to
+            raise asyncio.CancelledError
+        self.asked += 1
+        question = Question.__new__(Question)  # no answer future: the answer is returned
+        question.method, question.params, question.request, question.key = method, params, request, f"g{self.asked}"
+        answer: JSON | BaseException
+        task = asyncio.current_task()
+        if task is not None:
+            self.asking.add(task)
+        try:
+            try:
+                answer = await put_to_host(scope, question)
+            except (ElicitationError, MCPError) as exc:
+                answer = _refusal(question, exc)
+        except Exception as exc:  # ends the host's call (the page link, -32042...): the backend's stops
+            self.abort = exc
+            self.stop.cancel()
+            if task is self.owner:  # a 2026 backend's round, answered in the call's own task:
+                await anyio.lowlevel.checkpoint()  # the stop scope's own cancellation, delivered here
+            raise asyncio.CancelledError from None
+        finally:
+            self.asking.discard(task)
+        if isinstance(answer, BaseException):  # what the host would have said: the backend's error
+            raise answer
+        return answer
+
+    def close(self) -> None:
+        """The host's call is over: questions still out are withdrawn."""
+        self.scope = None
+        for task in tuple(self.asking):
+            task.cancel()
+
+
+async def _forward_inline(scope: RequestScope, backend: Backend, method: str, params: JSON) -> JSON:
+    """:func:`forward` for a host asked in place: the backend request runs in this task."""
+    lease = backend.lease_now() or await backend.lease()
+    call = InlineCall(scope)
+    lease.call = call
+    result: JSON | None = None
+    progress = scope.report_progress if scope.request.progress_token is not None else None
+    try:
+        with call.stop:
+            result = await backend.call(lease, method, params, progress)
+    except UrlElicitationRequired as exc:  # a backend's -32042
+        return asking.url_required(scope, exc)
+    except MCPError as exc:
+        if exc.code == URL_ELICITATION_REQUIRED:
+            return asking.url_required(scope, UrlElicitationRequired.from_mcp_error(exc))
+        raise
+    finally:
+        call.close()
+        backend.release(lease)
+    abort = call.abort
+    if abort is not None:  # a question's asking ended the call (the page link, -32042, an error)
+        if isinstance(abort, UrlElicitationRequired):
+            return asking.url_required(scope, abort)
+        if isinstance(abort, MCPError) and abort.code == URL_ELICITATION_REQUIRED:
+            return asking.url_required(scope, UrlElicitationRequired.from_mcp_error(abort))
+        raise abort
+    if result is None:
+        raise MCPError(INTERNAL_ERROR, f"backend {backend.name!r}: the call was cancelled")
+    return result
+
+
 def _queued(queue: asyncio.Queue[Question | Finished]) -> list[Question]:
     found: list[Question] = []
     while not queue.empty():
@@ -200,7 +287,9 @@ async def forward(scope: RequestScope, backend: Backend, method: str, params: JS
     """Carry one host request to ``backend`` and the backend's questions to the host (run by
     ``scope.run``: on 2026 a question without an answer ends the host's round, the call parked)."""
     nonce = scope.sealed_nonce("gateway:call")
-    call = parked.take(nonce) if nonce is not None else None
+    if nonce is None:  # nothing to park on: a host asked in place (or a request that cannot ask)
+        return await _forward_inline(scope, backend, method, params)
+    call = parked.take(nonce)
     if call is None:
         lease = await backend.lease()
         call = BackendCall(backend, lease, method, params)
