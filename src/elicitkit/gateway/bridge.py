@@ -19,11 +19,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.lowlevel
+import orjson
 
 from elicitkit.elicitation.errors import (
     ElicitationError,
@@ -33,7 +35,7 @@ from elicitkit.elicitation.errors import (
     UrlElicitationRequired,
 )
 from elicitkit.elicitation.requests import ElicitRequest, FormRequest, UrlRequest
-from elicitkit.elicitation.schema import form_from_schema
+from elicitkit.elicitation.schema import Form, form_from_schema
 from elicitkit.protocol.errors import (
     INTERNAL_ERROR,
     METHOD_NOT_FOUND,
@@ -350,13 +352,32 @@ async def put_to_host(scope: RequestScope, question: Question) -> JSON:
         answer = await asking.request_input(scope, question.method, question.params, key=key)
         return answer if isinstance(answer, dict) else {}
     if isinstance(request, FormRequest):
-        schema = {k: v for k, v in request.requested_schema.items() if k not in _ROOT_ANNOTATIONS}
-        try:
-            form = form_from_schema(schema)
-        except SchemaError as exc:
-            raise MCPError(INTERNAL_ERROR, f"the backend's form cannot be put to the host: {exc}") from None
+        form = _form_of(request.requested_schema)
         return (await asking.ask_form(scope, request.message, form, key=key)).to_wire()
     return await _put_url(scope, request, key)
+
+
+_FORMS: OrderedDict[bytes, Form] = OrderedDict()  # a backend asks the same few forms again and again
+_MAX_FORMS = 256
+
+
+def _form_of(requested: JSON) -> Form:
+    """The :class:`Form` of a backend's ``requestedSchema``, checked once per distinct schema (a
+    form keeps its schema gated per host version, so a repeated question costs a lookup)."""
+    key = orjson.dumps(requested, option=orjson.OPT_SORT_KEYS)
+    form = _FORMS.get(key)
+    if form is not None:
+        _FORMS.move_to_end(key)
+        return form
+    schema = {k: v for k, v in requested.items() if k not in _ROOT_ANNOTATIONS}
+    try:
+        form = form_from_schema(schema)
+    except SchemaError as exc:
+        raise MCPError(INTERNAL_ERROR, f"the backend's form cannot be put to the host: {exc}") from None
+    _FORMS[key] = form
+    if len(_FORMS) > _MAX_FORMS:
+        _FORMS.popitem(last=False)
+    return form
 
 
 async def _put_url(scope: RequestScope, request: UrlRequest, key: str | None) -> JSON:
