@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import anyio.lowlevel
 import orjson
 
 from elicitkit.elicitation.errors import (
@@ -167,15 +166,16 @@ class InlineCall:
     request (``abort``), as :class:`BackendCall` does; the host's call ending for any reason
     withdraws the questions still out (:meth:`close`)."""
 
-    __slots__ = ("abort", "asked", "asking", "owner", "scope", "stop")
+    __slots__ = ("abort", "asked", "asking", "interrupted", "owner", "scope", "waiting")
 
     def __init__(self, scope: RequestScope) -> None:
         self.scope: RequestScope | None = scope
         self.asked = 0
         self.asking: set[asyncio.Task[Any]] = set()  # backend handlers putting a question to the host
         self.abort: BaseException | None = None
-        self.stop = anyio.CancelScope()
         self.owner = asyncio.current_task()  # the host request's task, running the backend request
+        self.waiting = False  # the owner is in the backend request (only then is it interrupted)
+        self.interrupted = False  # the owner was cancelled to stop it (a cancel scope cost as much again)
 
     async def ask(self, method: str, params: JSON, request: ElicitRequest | None) -> JSON:
         """From the backend side: put the question to the host now, answer with the host's answer."""
@@ -196,10 +196,11 @@ class InlineCall:
                 answer = _refusal(question, exc)
         except Exception as exc:  # ends the host's call (the page link, -32042...): the backend's stops
             self.abort = exc
-            self.stop.cancel()
-            if task is self.owner:  # a 2026 backend's round, answered in the call's own task:
-                await anyio.lowlevel.checkpoint()  # the stop scope's own cancellation, delivered here
-            raise asyncio.CancelledError from None
+            owner = self.owner
+            if owner is not None and task is not owner and self.waiting and not self.interrupted:
+                self.interrupted = True
+                owner.cancel()  # its backend request is cancelled (the backend told); see _forward_inline
+            raise asyncio.CancelledError from None  # (in the owner itself, a 2026 round: it unwinds)
         finally:
             self.asking.discard(task)
         if isinstance(answer, BaseException):  # what the host would have said: the backend's error
@@ -221,8 +222,19 @@ async def _forward_inline(scope: RequestScope, backend: Backend, method: str, pa
     result: JSON | None = None
     progress = scope.report_progress if scope.request.progress_token is not None else None
     try:
-        with call.stop:
+        call.waiting = True
+        try:
             result = await backend.call(lease, method, params, progress)
+        finally:
+            call.waiting = False
+    except asyncio.CancelledError:
+        owner = call.owner
+        if call.abort is None or owner is None:
+            raise  # the host cancelled, or the gateway is stopping
+        if call.interrupted:
+            owner.uncancel()
+        if owner.cancelling():
+            raise  # cancelled from outside as well
     except UrlElicitationRequired as exc:  # a backend's -32042
         return asking.url_required(scope, exc)
     except MCPError as exc:
