@@ -311,7 +311,11 @@ class Backend:
     @staticmethod
     def clean(result: JSON) -> JSON:
         """A backend's result as the gateway's own: no 2026 framing and no backend server info
-        (the host's era gets its own framing from the gateway's session)."""
+        (the host's era gets its own framing from the gateway's session). Passed as it came
+        (no copy) when there is nothing to take out: a 2025 backend's every result."""
+        meta = result.get("_meta")
+        if not (isinstance(meta, dict) and META_SERVER_INFO in meta) and not any(k in result for k in _ROUND_KEYS):
+            return result
         out = {k: v for k, v in result.items() if k not in _ROUND_KEYS}
         meta = out.get("_meta")
         if isinstance(meta, dict) and META_SERVER_INFO in meta:

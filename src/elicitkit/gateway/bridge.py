@@ -1,17 +1,19 @@
 """One host request carried to a backend, and every question the backend asks carried back.
 
-The backend call runs in a task of its own (:class:`BackendCall`) so it can outlive one
-host round: each question it asks waits in the call while the host request's own scope puts
-it to the host (:func:`put_to_host`: ``asking.ask_form`` / ``ask_url`` / ``request_input``,
-the same code a tool's ``ctx.elicit`` runs). The era translation is those two sides meeting:
+Each question the backend asks is put to the host through the host request's own scope
+(:func:`put_to_host`: ``asking.ask_form`` / ``ask_url`` / ``request_input``, the same code a
+tool's ``ctx.elicit`` runs). The era translation is those two sides meeting:
 
-* a handshake host is asked now, over its session, and the backend call just waits;
-* a 2026-07-28 host's request ends with the question (``InputRequired`` from its round); the
-  call is *parked* under a random value the round's sealed ``requestState`` carries
-  (``scope.sealed_nonce``), and the host's retry finds it again and answers the waiting
-  question. Questions are keyed ``g1``, ``g2``... in the order the backend asked them, so a
-  retry that finds no parked call (it expired, or went to another process) replays the
-  backend from the top and is answered from the sealed state.
+* a handshake host is asked now, over its session, and the backend call just waits: it runs
+  in the host request's own task (:class:`InlineCall`, the hot path: no task, queue or
+  hand-over of its own), its questions put to the host from the backend connection's handler;
+* a 2026-07-28 host's request ends with the question (``InputRequired`` from its round), so
+  the backend call runs in a task of its own (:class:`BackendCall`) to outlive the round, each
+  question waiting in it for the host's answer; the call is *parked* under a random value the
+  round's sealed ``requestState`` carries (``scope.sealed_nonce``), and the host's retry finds
+  it again and answers the waiting question. Questions are keyed ``g1``, ``g2``... in the
+  order the backend asked them, so a retry that finds no parked call (it expired, or went to
+  another process) replays the backend from the top and is answered from the sealed state.
 """
 
 from __future__ import annotations

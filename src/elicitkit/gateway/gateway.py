@@ -202,7 +202,8 @@ class Gateway(Server):
         arguments = scope.params.get("arguments") or {}
         if not isinstance(arguments, dict):
             raise MCPError(INVALID_PARAMS, "tools/call: arguments must be an object")
-        arguments = {k: v for k, v in arguments.items() if k != CLAIM_ARGUMENT}  # the gateway's own page claim
+        if CLAIM_ARGUMENT in arguments:  # the gateway's own page claim: not the backend's
+            arguments = {k: v for k, v in arguments.items() if k != CLAIM_ARGUMENT}
         return self._forward(scope, entry, "tools/call", {"name": entry.original, "arguments": arguments})
 
     def _get_prompt(self, scope: RequestScope) -> Awaitable[JSON]:
