@@ -124,6 +124,35 @@ async def test_cancelling_on_the_host_reaches_the_backend(
         assert (await client.call_tool(f"{backend}.book")).text == "booked 3 for Ada"  # the backend carries on
 
 
+@pytest.mark.parametrize("backend", ["old", "new", "web"])
+@pytest.mark.parametrize("era", ["2025-06-18", "2025-11-25"])
+async def test_a_host_that_gives_up_mid_question_has_it_withdrawn(gateway: Gateway, era: str, backend: str) -> None:
+    """A host asked in place gives up while the backend's question is still with it: the question
+    is withdrawn from the host (its callback cancelled), and the next call on the same connection
+    to the backend is answered (no connection is left holding the abandoned call)."""
+    withdrawn = anyio.Event()
+    person = Person()
+
+    async def stuck(request: Any) -> Any:  # the first question: the person never answers it
+        try:
+            await anyio.sleep_forever()
+        finally:
+            withdrawn.set()
+
+    answers: list[Any] = [stuck, person]
+
+    async def callback(request: Any) -> Any:
+        return await answers.pop(0)(request)
+
+    async with Client(gateway, elicitation_callback=callback, **HOSTS[era]) as client:
+        with anyio.move_on_after(1.0) as gave_up:  # the host cancels its call (notifications/cancelled)
+            await client.call_tool(f"{backend}.book")
+        assert gave_up.cancelled_caught
+        with anyio.fail_after(10):
+            await withdrawn.wait()
+        assert (await client.call_tool(f"{backend}.book")).text == "booked 3 for Ada"
+
+
 async def test_a_dead_stdio_backend_is_restarted(gateway: Gateway) -> None:
     async with host(gateway, "2025-11-25") as client:
         first = (await client.call_tool("old.pid")).structured_content

@@ -172,6 +172,7 @@ class Client:
         self.max_input_rounds = max_input_rounds
         self.input_backoff = input_backoff
         self._stack: AsyncExitStack | None = None
+        self._origin: tuple[JSON, Origin] | None = None  # (the server info it was made from, it)
         self.responder.asked = self
 
     # ------------------------------------------------------------------ lifecycle
@@ -256,14 +257,20 @@ class Client:
 
     @property
     def origin(self) -> Origin:
-        """Who this client is talking to, as shown to a person asked a question."""
+        """Who this client is talking to, as shown to a person asked a question (made once per
+        server info: every question of a connection asks for it)."""
         info = self.server_info
-        return Origin(
+        made = self._origin
+        if made is not None and made[0] is info:
+            return made[1]
+        origin = Origin(
             name=str(info.get("name", "unknown server")),
             version=info.get("version"),
             title=info.get("title"),
             location=self.transport.describe(),
         )
+        self._origin = (info, origin)
+        return origin
 
     async def wait_for_elicitation_complete(self, elicitation_id: str, timeout: float | None = None) -> bool:
         """Wait for ``notifications/elicitation/complete`` of a URL elicitation; False on timeout."""

@@ -46,7 +46,7 @@ from elicitkit.runtime.peer import ProgressCallback
 
 if TYPE_CHECKING:
     from elicitkit.auth.base import AuthProvider
-    from elicitkit.gateway.bridge import BackendCall
+    from elicitkit.gateway.bridge import BackendCall, InlineCall
 
 __all__ = ["Backend", "BackendUnavailable", "Lease"]
 
@@ -68,7 +68,7 @@ class Lease:
     def __init__(self, backend: Backend, principal: str | None = None) -> None:
         self.backend = backend
         self.principal = principal  # whose calls it carries (the front door's principal; None without auth)
-        self.call: BackendCall | None = None
+        self.call: BackendCall | InlineCall | None = None
         self.stop = anyio.Event()
         self.client: Client = backend.make_client(self)
 
@@ -153,6 +153,18 @@ class Backend:
     busy_wait = 30.0
     """Seconds a call waits for a free connection when ``max_connections`` are all held (calls
     running, or parked on a 2026 host's answer) before it fails saying so."""
+
+    def lease_now(self, principal: str | None = None) -> Lease | None:
+        """An idle connection of ``principal``'s that is still alive, taken without waiting (None:
+        :meth:`lease`). The common case of every call, so no checkpoint, timer or cancel scope on the way."""
+        idle = self._idle
+        if not idle or not idle[-1].alive or idle[-1].principal != principal:
+            return None
+        try:
+            self._slots.acquire_nowait()
+        except anyio.WouldBlock:
+            return None
+        return idle.pop()
 
     async def lease(self, principal: str | None = None) -> Lease:
         """A connection for one call: an idle one of ``principal``'s that is still alive, or a new one.
@@ -253,7 +265,7 @@ class Backend:
 
     async def request(self, method: str, params: JSON | None = None, principal: str | None = None) -> JSON:
         """A request that never asks (lists, completion): any of ``principal``'s connections, answered at once."""
-        lease = await self.lease(principal)
+        lease = self.lease_now(principal) or await self.lease(principal)
         try:
             return self.clean(await lease.client.request(method, params))
         except MCPError as exc:
@@ -326,7 +338,11 @@ class Backend:
     @staticmethod
     def clean(result: JSON) -> JSON:
         """A backend's result as the gateway's own: no 2026 framing and no backend server info
-        (the host's era gets its own framing from the gateway's session)."""
+        (the host's era gets its own framing from the gateway's session). Passed as it came
+        (no copy) when there is nothing to take out: a 2025 backend's every result."""
+        meta = result.get("_meta")
+        if not (isinstance(meta, dict) and META_SERVER_INFO in meta) and not any(k in result for k in _ROUND_KEYS):
+            return result
         out = {k: v for k, v in result.items() if k not in _ROUND_KEYS}
         meta = out.get("_meta")
         if isinstance(meta, dict) and META_SERVER_INFO in meta:

@@ -1,17 +1,19 @@
 """One host request carried to a backend, and every question the backend asks carried back.
 
-The backend call runs in a task of its own (:class:`BackendCall`) so it can outlive one
-host round: each question it asks waits in the call while the host request's own scope puts
-it to the host (:func:`put_to_host`: ``asking.ask_form`` / ``ask_url`` / ``request_input``,
-the same code a tool's ``ctx.elicit`` runs). The era translation is those two sides meeting:
+Each question the backend asks is put to the host through the host request's own scope
+(:func:`put_to_host`: ``asking.ask_form`` / ``ask_url`` / ``request_input``, the same code a
+tool's ``ctx.elicit`` runs). The era translation is those two sides meeting:
 
-* a handshake host is asked now, over its session, and the backend call just waits;
-* a 2026-07-28 host's request ends with the question (``InputRequired`` from its round); the
-  call is *parked* under a random value the round's sealed ``requestState`` carries
-  (``scope.sealed_nonce``), and the host's retry finds it again and answers the waiting
-  question. Questions are keyed ``g1``, ``g2``... in the order the backend asked them, so a
-  retry that finds no parked call (it expired, or went to another process) replays the
-  backend from the top and is answered from the sealed state.
+* a handshake host is asked now, over its session, and the backend call just waits: it runs
+  in the host request's own task (:class:`InlineCall`, the hot path: no task, queue or
+  hand-over of its own), its questions put to the host from the backend connection's handler;
+* a 2026-07-28 host's request ends with the question (``InputRequired`` from its round), so
+  the backend call runs in a task of its own (:class:`BackendCall`) to outlive the round, each
+  question waiting in it for the host's answer; the call is *parked* under a random value the
+  round's sealed ``requestState`` carries (``scope.sealed_nonce``), and the host's retry finds
+  it again and answers the waiting question. Questions are keyed ``g1``, ``g2``... in the
+  order the backend asked them, so a retry that finds no parked call (it expired, or went to
+  another process) replays the backend from the top and is answered from the sealed state.
 """
 
 from __future__ import annotations
@@ -19,10 +21,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import orjson
 
 from elicitkit.elicitation.errors import (
     ElicitationError,
@@ -32,7 +36,7 @@ from elicitkit.elicitation.errors import (
     UrlElicitationRequired,
 )
 from elicitkit.elicitation.requests import ElicitRequest, FormRequest, UrlRequest
-from elicitkit.elicitation.schema import form_from_schema
+from elicitkit.elicitation.schema import Form, form_from_schema
 from elicitkit.gateway.fleet import HolderGone, RemoteCall
 from elicitkit.protocol.errors import (
     INTERNAL_ERROR,
@@ -52,7 +56,7 @@ if TYPE_CHECKING:
     from elicitkit.gateway.backend import Backend, Lease
     from elicitkit.gateway.fleet import CallRelay
 
-__all__ = ["BackendCall", "Parked", "forward", "put_to_host"]
+__all__ = ["BackendCall", "InlineCall", "Parked", "forward", "put_to_host"]
 
 logger = logging.getLogger("elicitkit.gateway")
 
@@ -158,6 +162,105 @@ class BackendCall:
             question.answer.set_result(answer)
 
 
+class InlineCall:
+    """A backend request run by the host request's own task, for hosts asked in place (every
+    handshake era): nothing parks it, so it needs no task, queue or hand-over of its own; each
+    question the backend asks is put to the host straight from the backend connection's handler.
+
+    A question whose asking ends the host's call (the page link, -32042) stops the backend
+    request (``abort``), as :class:`BackendCall` does; the host's call ending for any reason
+    withdraws the questions still out (:meth:`close`)."""
+
+    __slots__ = ("abort", "asked", "asking", "interrupted", "owner", "scope", "waiting")
+
+    def __init__(self, scope: RequestScope) -> None:
+        self.scope: RequestScope | None = scope
+        self.asked = 0
+        self.asking: set[asyncio.Task[Any]] = set()  # backend handlers putting a question to the host
+        self.abort: BaseException | None = None
+        self.owner = asyncio.current_task()  # the host request's task, running the backend request
+        self.waiting = False  # the owner is in the backend request (only then is it interrupted)
+        self.interrupted = False  # the owner was cancelled to stop it (a cancel scope cost as much again)
+
+    async def ask(self, method: str, params: JSON, request: ElicitRequest | None) -> JSON:
+        """From the backend side: put the question to the host now, answer with the host's answer."""
+        scope = self.scope
+        if scope is None or self.abort is not None:  # the host's call is over: nobody to put it to
+            raise asyncio.CancelledError
+        self.asked += 1
+        question = Question.__new__(Question)  # no answer future: the answer is returned
+        question.method, question.params, question.request, question.key = method, params, request, f"g{self.asked}"
+        answer: JSON | BaseException
+        task = asyncio.current_task()
+        if task is not None:
+            self.asking.add(task)
+        try:
+            try:
+                answer = await put_to_host(scope, question)
+            except (ElicitationError, MCPError) as exc:
+                answer = _refusal(question, exc)
+        except Exception as exc:  # ends the host's call (the page link, -32042...): the backend's stops
+            self.abort = exc
+            owner = self.owner
+            if owner is not None and task is not owner and self.waiting and not self.interrupted:
+                self.interrupted = True
+                owner.cancel()  # its backend request is cancelled (the backend told); see _forward_inline
+            raise asyncio.CancelledError from None  # (in the owner itself, a 2026 round: it unwinds)
+        finally:
+            self.asking.discard(task)
+        if isinstance(answer, BaseException):  # what the host would have said: the backend's error
+            raise answer
+        return answer
+
+    def close(self) -> None:
+        """The host's call is over: questions still out are withdrawn."""
+        self.scope = None
+        for task in tuple(self.asking):
+            task.cancel()
+
+
+async def _forward_inline(scope: RequestScope, backend: Backend, method: str, params: JSON) -> JSON:
+    """:func:`forward` for a host asked in place: the backend request runs in this task."""
+    lease = backend.lease_now(scope.principal) or await backend.lease(scope.principal)
+    call = InlineCall(scope)
+    lease.call = call
+    result: JSON | None = None
+    progress = scope.report_progress if scope.request.progress_token is not None else None
+    try:
+        call.waiting = True
+        try:
+            result = await backend.call(lease, method, params, progress)
+        finally:
+            call.waiting = False
+    except asyncio.CancelledError:
+        owner = call.owner
+        if call.abort is None or owner is None:
+            raise  # the host cancelled, or the gateway is stopping
+        if call.interrupted:
+            owner.uncancel()
+        if owner.cancelling():
+            raise  # cancelled from outside as well
+    except UrlElicitationRequired as exc:  # a backend's -32042
+        return asking.url_required(scope, exc)
+    except MCPError as exc:
+        if exc.code == URL_ELICITATION_REQUIRED:
+            return asking.url_required(scope, UrlElicitationRequired.from_mcp_error(exc))
+        raise
+    finally:
+        call.close()
+        backend.release(lease)
+    abort = call.abort
+    if abort is not None:  # a question's asking ended the call (the page link, -32042, an error)
+        if isinstance(abort, UrlElicitationRequired):
+            return asking.url_required(scope, abort)
+        if isinstance(abort, MCPError) and abort.code == URL_ELICITATION_REQUIRED:
+            return asking.url_required(scope, UrlElicitationRequired.from_mcp_error(abort))
+        raise abort
+    if result is None:
+        raise MCPError(INTERNAL_ERROR, f"backend {backend.name!r}: the call was cancelled")
+    return result
+
+
 def _queued(queue: asyncio.Queue[Question | Finished]) -> list[Question]:
     found: list[Question] = []
     while not queue.empty():
@@ -208,6 +311,8 @@ async def forward(
     ``park=False``, a task's run: the call ends there, the next run replays it with the answers)."""
     carried = scope.carried_nonce(_SLOT) if park else None  # a retry's state names its parked call
     nonce = carried or (scope.sealed_nonce(_SLOT) if park else None)
+    if nonce is None and park:  # nothing to park on: a host asked in place (or a request that cannot ask)
+        return await _forward_inline(scope, backend, method, params)
     call: BackendCall | RemoteCall | None = parked.take(nonce) if nonce is not None else None
     if call is None and carried is not None and parked.relay is not None:
         holder = await parked.relay.holder(carried)  # held by another instance of the fleet?
@@ -298,13 +403,32 @@ async def put_to_host(scope: RequestScope, question: Question) -> JSON:
         answer = await asking.request_input(scope, question.method, question.params, key=key)
         return answer if isinstance(answer, dict) else {}
     if isinstance(request, FormRequest):
-        schema = {k: v for k, v in request.requested_schema.items() if k not in _ROOT_ANNOTATIONS}
-        try:
-            form = form_from_schema(schema)
-        except SchemaError as exc:
-            raise MCPError(INTERNAL_ERROR, f"the backend's form cannot be put to the host: {exc}") from None
+        form = _form_of(request.requested_schema)
         return (await asking.ask_form(scope, request.message, form, key=key)).to_wire()
     return await _put_url(scope, request, key)
+
+
+_FORMS: OrderedDict[bytes, Form] = OrderedDict()  # a backend asks the same few forms again and again
+_MAX_FORMS = 256
+
+
+def _form_of(requested: JSON) -> Form:
+    """The :class:`Form` of a backend's ``requestedSchema``, checked once per distinct schema (a
+    form keeps its schema gated per host version, so a repeated question costs a lookup)."""
+    key = orjson.dumps(requested, option=orjson.OPT_SORT_KEYS)
+    form = _FORMS.get(key)
+    if form is not None:
+        _FORMS.move_to_end(key)
+        return form
+    schema = {k: v for k, v in requested.items() if k not in _ROOT_ANNOTATIONS}
+    try:
+        form = form_from_schema(schema)
+    except SchemaError as exc:
+        raise MCPError(INTERNAL_ERROR, f"the backend's form cannot be put to the host: {exc}") from None
+    _FORMS[key] = form
+    if len(_FORMS) > _MAX_FORMS:
+        _FORMS.popitem(last=False)
+    return form
 
 
 async def _put_url(scope: RequestScope, request: UrlRequest, key: str | None) -> JSON:

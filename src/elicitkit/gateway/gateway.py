@@ -276,7 +276,8 @@ class Gateway(Server):
         arguments = scope.params.get("arguments") or {}
         if not isinstance(arguments, dict):
             raise MCPError(INVALID_PARAMS, "tools/call: arguments must be an object")
-        arguments = {k: v for k, v in arguments.items() if k != CLAIM_ARGUMENT}  # the gateway's own page claim
+        if CLAIM_ARGUMENT in arguments:  # the gateway's own page claim: not the backend's
+            arguments = {k: v for k, v in arguments.items() if k != CLAIM_ARGUMENT}
         if name in self.tasks.options:  # a host that declared the Tasks extension gets a task of the gateway's
             as_task = scope.as_task(self.tasks, cast("Tool", _Named(name)), arguments)
             if as_task is not None:

@@ -235,6 +235,11 @@ async def _cancel_on(event: anyio.Event, scope: anyio.CancelScope) -> None:
     scope.cancel()
 
 
+def _keeps_up(transport: asyncio.WriteTransport) -> bool:
+    """Nothing queued for the child's stdin: a message written now goes straight into the pipe."""
+    return not transport.is_closing() and not transport.get_write_buffer_size()
+
+
 def _new_process_group() -> int:
     """Windows: Ctrl-C goes to every process on the console unless the child has a group of its own."""
     if sys.platform == "win32":
@@ -304,9 +309,14 @@ class StdioTransport:
         assert process.stdin is not None and process.stdout is not None
         stdin, stdout = process.stdin, process.stdout
         lock = anyio.Lock(fast_acquire=True)  # uncontended (the common case): no trip through the event loop
+        writer = getattr(stdin, "_stream", None)  # anyio's send ends in a checkpoint: a trip per message
+        direct = writer.transport if isinstance(writer, asyncio.StreamWriter) else None
 
         async def send(message: JSON, related: RequestId | None, headers: dict[str, str] | None = None) -> None:
             data = encode(message) + b"\n"
+            if direct is not None and not lock.locked() and _keeps_up(direct):  # written now, no waiting
+                direct.write(data)
+                return
             async with lock:
                 await stdin.send(data)
 
