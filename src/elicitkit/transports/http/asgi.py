@@ -156,6 +156,7 @@ class StreamableHTTPHandler:
                 hook = scope.get(DISCONNECT_HOOK)
                 with_ids = await self._answer(hs, stream, receive, send, modern=modern, hook=hook)
                 if with_ids is not None:
+                    _forget_request(scope)
                     await self._pump(hs, stream, 0, receive, send, with_ids=with_ids, hook=hook)
         elif method == "GET":
             await self._get(who, receive, send, headers, scope.get(DISCONNECT_HOOK))
@@ -546,6 +547,16 @@ class StreamableHTTPHandler:
 
 
 # ----------------------------------------------------------------------------- helpers
+
+
+def _forget_request(scope: Scope) -> None:
+    """An SSE answer has started (its request may now wait for a person): keep only what the
+    server reads per message it writes (uvicorn reads ``method``), not the path, the client's
+    address, the scope's table or its state, for as long as the stream stays open."""
+    method = scope.get("method")
+    scope.clear()
+    scope["type"] = "http"
+    scope["method"] = method
 
 
 async def _read_body(receive: Receive, limit: int) -> bytes | None:
