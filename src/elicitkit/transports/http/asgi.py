@@ -157,6 +157,8 @@ class StreamableHTTPHandler:
                 with_ids = await self._answer(hs, stream, receive, send, modern=modern, hook=hook)
                 if with_ids is not None:
                     _forget_request(scope)
+                    if hook is not None:
+                        hook.request_waits()
                     await self._pump(hs, stream, 0, receive, send, with_ids=with_ids, hook=hook)
         elif method == "GET":
             await self._get(who, receive, send, headers, scope.get(DISCONNECT_HOOK))
@@ -579,6 +581,10 @@ class LostHook(Protocol):
     """What our uvicorn protocol puts in the scope under :data:`DISCONNECT_HOOK`."""
 
     def watch_lost(self, watch: _DisconnectWatch | None) -> None: ...
+
+    def request_waits(self) -> None:
+        """The request's answer is a stream that may wait long: the connection lets go of
+        what it needs only to read a next request."""
 
 
 class _DisconnectWatch:

@@ -227,6 +227,7 @@ def timed_protocol(
     still open after 12 s; with the default deadlines, none). One timer per connection at a
     time, re-armed only when it fires early, keeps the cost per request to a few attribute writes.
     """
+    import httptools
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
     cap = math.inf if max_idle is None else max_idle
@@ -254,7 +255,7 @@ def timed_protocol(
 
     class TimedHttpToolsProtocol(HttpToolsProtocol):
         # Slots: more keys would grow every connection's instance dict to its next size.
-        __slots__ = ("_deadline", "_header_bytes", "_idle", "_lost_watch", "_phase", "_read_timer")
+        __slots__ = ("_deadline", "_header_bytes", "_idle", "_lost_watch", "_parser_dropped", "_phase", "_read_timer")
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
@@ -264,12 +265,30 @@ def timed_protocol(
             self._header_bytes = 0
             self._idle = False
             self._lost_watch: Any = None  # the endpoint's watch on a waiting request (see watch_lost)
+            self._parser_dropped = False  # (see request_waits)
             self.pipeline = Pipeline()  # type: ignore[assignment]
 
         def watch_lost(self, watch: Any) -> None:
             """The endpoint's :data:`DISCONNECT_HOOK`: call ``watch.lost()`` if the connection goes
             away (None: stop). A request waiting on a person needs no task reading ``receive()``."""
             self._lost_watch = watch
+
+        def request_waits(self) -> None:
+            """The endpoint's hook: this connection's request, its body read, now waits (an SSE
+            answer: for a person, maybe). Its HTTP parser (about 850 bytes of C state) goes until
+            more bytes come; a fresh one parses them (llhttp keeps nothing from one request to
+            the next). Not on a connection that will close, or with a request queued behind."""
+            cycle = self.cycle
+            if (
+                self._phase == _IDLE
+                and cycle is not None
+                and cycle.keep_alive
+                and not self.pipeline
+                and self.parser is not None
+                and not self.transport.is_closing()
+            ):
+                self.parser = None  # type: ignore[assignment]
+                self._parser_dropped = True
 
         def _reading(self, phase: int, limit: float | None) -> None:
             self._phase = phase
@@ -290,6 +309,11 @@ def timed_protocol(
             self._reading(_HEADERS, header_timeout)
 
         def data_received(self, data: bytes) -> None:
+            if self._parser_dropped:
+                self._parser_dropped = False
+                self.parser = httptools.HttpRequestParser(self)
+                with contextlib.suppress(AttributeError):  # as uvicorn sets it (httptools >= 0.6.3)
+                    self.parser.set_dangerous_leniencies(lenient_data_after_close=True)
             super().data_received(data)
             if self._phase == _HEADERS:  # all of it was header bytes: the block is not complete yet
                 self._header_bytes += len(data)
@@ -328,7 +352,7 @@ def timed_protocol(
         def on_response_complete(self) -> None:
             pipelined = bool(self.pipeline)  # (super() starts the next one: self.cycle is that one)
             super().on_response_complete()
-            if pipelined or self.transport.is_closing() or self.parser is None:
+            if pipelined or self.transport.is_closing() or (self.parser is None and not self._parser_dropped):
                 return
             if self._phase == _IDLE:  # else the request's body is still coming (a 413 answered early)
                 self._forget_last()
