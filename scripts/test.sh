@@ -37,7 +37,8 @@ echo "== pytest" >&2
 rc=0
 # A hard cap well inside CI's 90 minutes (the suite takes about 10): a hang ends as an
 # interrupted run that names where it was, not as a CI timeout that says nothing.
-timeout --signal=INT --kill-after=60 "${ELICITKIT_SUITE_CAP:-45m}" .venv/bin/python -m pytest "$@" || rc=$?
+# --durations: every run names its slowest tests, so the suite's time stays visible.
+timeout --signal=INT --kill-after=60 "${ELICITKIT_SUITE_CAP:-45m}" .venv/bin/python -m pytest --durations=25 "$@" || rc=$?
 if ((rc != 0)); then
     failed+=("pytest(exit $rc)")
 fi

@@ -17,8 +17,14 @@ __all__ = ["gateway"]
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", type=int, default=8000, show_default=True)
 @click.option("--path", default="/mcp", show_default=True)
+@click.option(
+    "--redis",
+    "redis_url",
+    default=None,
+    help="A fleet of gateways: the shared Redis (else [gateway] redis, else $ELICITKIT_REDIS_URL).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (JSON on stdout, HTTP only).")
-def gateway(config: str, transport: str, host: str, port: int, path: str, as_json: bool) -> None:
+def gateway(config: str, transport: str, host: str, port: int, path: str, redis_url: str | None, as_json: bool) -> None:
     """Serve the backends of CONFIG (TOML, or JSON) as one MCP server, to hosts of every era (docs/gateway.md)."""
     from elicitkit.gateway import ConfigError, Gateway
     from elicitkit.transports.http.serve import CannotListen
@@ -27,6 +33,13 @@ def gateway(config: str, transport: str, host: str, port: int, path: str, as_jso
         served = Gateway.from_file(config)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
+    if redis_url and transport == "http":
+        from elicitkit.backplane.redis_backplane import RedisBackplane
+
+        if not redis_url.startswith(("redis://", "rediss://", "unix://")):  # (never echoed: it may hold a password)
+            raise click.BadParameter("must be a redis://, rediss:// or unix:// URL", param_hint="--redis")
+
+        served.use_backplane(RedisBackplane.from_url(redis_url))
     if transport == "stdio":
         served.run("stdio")
         return

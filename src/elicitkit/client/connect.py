@@ -181,6 +181,7 @@ class Connection:
         self.discover_timeout = discover_timeout
         self.discover_result: JSON | None = None
         self.log_level: str | None = None
+        self._envelope: Envelope | None = None  # the last one sent (see envelope())
         self.tool_headers: dict[str, dict[str, str]] = {}
         self.trace = trace
         self._send: Any = None
@@ -384,9 +385,23 @@ class Connection:
                 retried = True
 
     def envelope(self) -> Envelope:
-        """What every 2026 request says about this client."""
+        """What every 2026 request says about this client.
+
+        The same object while the version, the log level and the client info stay what they
+        were (the capabilities follow from the callbacks the client was made with, which do not
+        change): building it, a frozen dataclass and the capabilities, cost as much as the rest
+        of wrapping a request."""
+        last = self._envelope
+        if (
+            last is not None
+            and last.protocol_version == self.modern_version
+            and last.log_level == self.log_level
+            and last.client_info == self.client_info
+        ):
+            return last
         caps = self._capabilities(self.modern_version)
-        return Envelope(self.modern_version, caps, dict(self.client_info), self.log_level)
+        self._envelope = last = Envelope(self.modern_version, caps, dict(self.client_info), self.log_level)
+        return last
 
     async def _transport_send(self, message: JSON, related: RequestId | None) -> None:
         if self._send is None:

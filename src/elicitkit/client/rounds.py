@@ -134,6 +134,8 @@ _result = constructor(
 
 def original_params(params: dict[str, Any]) -> dict[str, Any]:
     """A request's params without the parts that belong to one round (envelope, responses, state)."""
+    if RESERVED_PARAMS.isdisjoint(params):
+        return dict(params)  # nothing to drop (a call's first round): a copy, without a loop
     return {k: v for k, v in params.items() if k not in RESERVED_PARAMS}
 
 

@@ -33,6 +33,7 @@ from elicitkit.elicitation.errors import (
 )
 from elicitkit.elicitation.requests import ElicitRequest, FormRequest, UrlRequest
 from elicitkit.elicitation.schema import form_from_schema
+from elicitkit.gateway.fleet import HolderGone, RemoteCall
 from elicitkit.protocol.errors import (
     INTERNAL_ERROR,
     METHOD_NOT_FOUND,
@@ -49,12 +50,14 @@ from elicitkit.server.scope import RequestScope
 
 if TYPE_CHECKING:
     from elicitkit.gateway.backend import Backend, Lease
+    from elicitkit.gateway.fleet import CallRelay
 
 __all__ = ["BackendCall", "Parked", "forward", "put_to_host"]
 
 logger = logging.getLogger("elicitkit.gateway")
 
 _ROOT_ANNOTATIONS = ("title", "description")
+_SLOT = "gateway:call"  # where the round's sealed state keeps the parked call's nonce
 _OPENED: JSON = {
     "type": "object",
     "properties": {"done": {"type": "boolean", "title": "I opened the page and finished there"}},
@@ -170,6 +173,7 @@ class Parked:
     def __init__(self, ttl: float = 600.0) -> None:
         self.ttl = ttl
         self._calls: dict[str, tuple[BackendCall, object]] = {}  # nonce -> the call, this parking
+        self.relay: CallRelay | None = None  # a fleet's: parkings shared with the other instances
 
     def __len__(self) -> int:
         return len(self._calls)
@@ -199,13 +203,45 @@ class Parked:
 async def forward(scope: RequestScope, backend: Backend, method: str, params: JSON, parked: Parked, tg: Any) -> JSON:
     """Carry one host request to ``backend`` and the backend's questions to the host (run by
     ``scope.run``: on 2026 a question without an answer ends the host's round, the call parked)."""
-    nonce = scope.sealed_nonce("gateway:call")
-    call = parked.take(nonce) if nonce is not None else None
+    round_ = getattr(scope, "round", None)  # a retry carries the nonce in its state; a first call has none
+    carried = round_ is not None and _SLOT in round_.app
+    nonce = scope.sealed_nonce(_SLOT)
+    call: BackendCall | RemoteCall | None = parked.take(nonce) if nonce is not None else None
+    if call is None and carried and nonce is not None and parked.relay is not None:
+        holder = await parked.relay.holder(nonce)  # held by another instance of the fleet?
+        call = RemoteCall(parked.relay, holder, nonce) if holder is not None else None
+    try:
+        if isinstance(call, RemoteCall):
+            call.scope = scope
+            return await _drive(scope, call)
+    except HolderGone:
+        call = None  # stopped, or no longer there: the backend call starts again, answered from the state
     if call is None:
         lease = await backend.lease()
         call = BackendCall(backend, lease, method, params)
         tg.start_soon(call.run)
+    assert isinstance(call, BackendCall)
     call.scope = scope
+    try:
+        return await _drive(scope, call)
+    except BaseException as exc:
+        if nonce is not None and only_asking(exc) and not call.finished:
+            call.scope = None
+            if parked.relay is not None:
+                try:
+                    await parked.relay.register(nonce, parked, tg)
+                except MCPError as refused:
+                    call.cancel()
+                    raise refused from None
+            parked.park(nonce, call, tg)
+        else:
+            call.cancel()
+        raise
+
+
+async def _drive(scope: RequestScope, call: BackendCall | RemoteCall) -> JSON:
+    """Put the call's questions to the host until it ends (its result) or the host's round ends
+    (a 2026 host: the round's exception; the caller parks a local call)."""
     try:
         while True:
             event = await call.next()
@@ -227,11 +263,10 @@ async def forward(scope: RequestScope, backend: Backend, method: str, params: JS
         if exc.code == URL_ELICITATION_REQUIRED:
             return asking.url_required(scope, UrlElicitationRequired.from_mcp_error(exc))
         raise
+    except HolderGone:
+        raise
     except BaseException as exc:
-        if nonce is not None and only_asking(exc) and not call.finished:
-            call.scope = None
-            parked.park(nonce, call, tg)
-        else:
+        if not only_asking(exc):
             call.cancel()
         raise
 

@@ -104,7 +104,16 @@ class GatewayConfig(_Strict):
     """Hosts that cannot take a question get the gateway's own page (``"error"``: they get a decline)."""
     deadline: float | None = Field(default=None, gt=0)
     public_url: str | None = None
+    redis: str | None = None
+    """A fleet of gateways (Streamable HTTP): the Redis every instance shares (docs/gateway.md)."""
     backends: tuple[BackendConfig, ...] = Field(min_length=1)
+
+    @field_validator("redis")
+    @classmethod
+    def _redis(cls, value: str | None) -> str | None:  # the URL may hold a password: never echoed
+        if value is not None and not value.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("must be a redis://, rediss:// or unix:// URL")
+        return value
 
     @model_validator(mode="after")
     def _unique(self) -> GatewayConfig:

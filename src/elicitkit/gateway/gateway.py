@@ -17,10 +17,12 @@ from typing import Any, Literal
 import anyio
 from anyio.abc import TaskGroup
 
+from elicitkit.backplane.base import Backplane
 from elicitkit.gateway.backend import Backend, BackendUnavailable, Lease
 from elicitkit.gateway.bridge import Parked, forward, send_complete
 from elicitkit.gateway.catalogue import Catalogue, Entry, Listing
 from elicitkit.gateway.config import GatewayConfig, load_config
+from elicitkit.gateway.fleet import CallRelay
 from elicitkit.protocol.errors import INVALID_PARAMS, MCPError
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.protocol.modern import InvalidToolHeaders, tool_header_params
@@ -56,13 +58,13 @@ class Gateway(Server):
     """
 
     def __init__(self, config: GatewayConfig, **server_options: Any) -> None:
+        self.parked = Parked()  # before the server's own init, which may be given a backplane
         super().__init__(config.name, config.version, **server_options)
         self.config = config
         self.backends: dict[str, Backend] = {b.name: Backend(b, self._backend_notified) for b in config.backends}
         self.catalogue = Catalogue()
         for backend in config.backends:
             self.catalogue.set(backend.name, backend.namespace, None)
-        self.parked = Parked()
         self._tg: TaskGroup | None = None
         self.configure_pages(fallback=config.fallback, deadline=config.deadline, public_url=config.public_url)
         handlers: dict[str, Callable[[RequestScope], Awaitable[JSON]]] = {
@@ -97,6 +99,8 @@ class Gateway(Server):
                 yield self
             finally:
                 self.parked.cancel_all()
+                if self.parked.relay is not None:
+                    self.parked.relay.stopped()
                 for backend in self.backends.values():
                     await backend.aclose()
                 self._tg = None
@@ -111,8 +115,19 @@ class Gateway(Server):
         path: str = "/mcp",
         **options: Any,
     ) -> None:
+        if transport == "http" and self.config.redis is not None and self.backplane is None:
+            from elicitkit.backplane.redis_backplane import RedisBackplane
+
+            self.use_backplane(RedisBackplane.from_url(self.config.redis))
         async with self.running():
             await super().run_async(transport, host=host, port=port, path=path, **options)
+
+    def use_backplane(self, backplane: Backplane) -> None:
+        """A fleet's backplane also shares the 2026 hosts' parked backend calls (:mod:`.fleet`)."""
+        super().use_backplane(backplane)
+        place = backplane.redis() if backplane.shared else None
+        if place is not None:
+            self.parked.relay = CallRelay(place, backplane.instance_id, self.parked.ttl)
 
     def _group(self) -> TaskGroup:
         if self._tg is None:

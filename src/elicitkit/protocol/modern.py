@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from elicitkit.errors import ElicitkitError
 from elicitkit.protocol.errors import (
     HEADER_MISMATCH,
@@ -178,7 +180,8 @@ def encode_header_value(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     text = str(value)
-    plain = all(0x20 <= ord(c) < 0x7F for c in text) and text == text.strip()
+    # visible ASCII and space, 0x20-0x7E: printable ASCII is exactly that (without a loop in Python)
+    plain = text.isascii() and text.isprintable() and text == text.strip()
     if plain and not (text.startswith(_B64_PREFIX) and text.endswith(_B64_SUFFIX)):
         return text
     return _B64_PREFIX + base64.b64encode(text.encode()).decode("ascii") + _B64_SUFFIX
@@ -220,12 +223,15 @@ class InvalidToolHeaders(ElicitkitError, ValueError):
 
 def tool_header_params(input_schema: Any) -> dict[str, str]:
     """``{argument name: header name}`` for a tool's ``x-mcp-header`` properties (validated)."""
-    if not isinstance(input_schema, dict):
+    if not isinstance(input_schema, dict) or not _may_declare_headers(input_schema):
         return {}
     found: dict[str, str] = {}
     seen: set[str] = set()
     _reject_nested(input_schema, top=True)
-    for name, prop in (input_schema.get("properties") or {}).items():
+    properties = input_schema.get("properties")
+    if not isinstance(properties, dict):  # no properties (or not an object): nothing declares a header
+        return {}
+    for name, prop in properties.items():
         if not isinstance(prop, dict) or "x-mcp-header" not in prop:
             continue
         header = prop["x-mcp-header"]
@@ -238,6 +244,21 @@ def tool_header_params(input_schema: Any) -> dict[str, str]:
         seen.add(header.lower())
         found[name] = header
     return found
+
+
+_HEADER_KEY = b'"x-mcp-header":'
+
+
+def _may_declare_headers(schema: dict[str, Any]) -> bool:
+    """False when no key anywhere in ``schema`` is ``x-mcp-header``: then it declares no header
+    and breaks no rule. One encode and a byte search (the HTTP transport asks for every 2026
+    ``tools/call``); a compact encoding writes every such key, and only a key, as
+    ``"x-mcp-header":`` (a string value holding those characters has its quotes escaped). A
+    schema orjson cannot encode is walked."""
+    try:
+        return _HEADER_KEY in orjson.dumps(schema)
+    except TypeError:
+        return True
 
 
 def _reject_nested(schema: Any, *, top: bool) -> None:

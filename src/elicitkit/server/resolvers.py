@@ -155,8 +155,13 @@ class QuestionsPending(InputRequired):
     """
 
     def __init__(self, questions: Mapping[str, Elicit[Any]]) -> None:
+        # No message built here: a 2026 round raises two of these per question (the asker's and
+        # resolve's) and nothing reads them but the scope; the text is made if one is shown.
         self.questions: dict[str, Elicit[Any]] = dict(questions)
-        super().__init__(f"{len(self.questions)} question(s) pending: {', '.join(self.questions)}")
+        super().__init__()
+
+    def __str__(self) -> str:
+        return f"{len(self.questions)} question(s) pending: {', '.join(self.questions)}"
 
 
 # ----------------------------------------------------------------------------- the graph
@@ -389,7 +394,7 @@ async def resolve(
                 outcome = outcomes[source.name]
                 kwargs[source.parameter] = outcome if source.outcome else _data(outcome)
         produced = node.fn(**kwargs)
-        if inspect.isawaitable(produced):
+        if type(produced) is not Elicit and inspect.isawaitable(produced):  # (Elicit: no ABC check)
             produced = await produced
         if isinstance(produced, Elicit):
             try:

@@ -169,6 +169,23 @@ def item(item: str) -> str:
     return f"item {item}"
 
 
+@server.tool()
+async def ask_then_work(mark: str, ctx: Context) -> str:
+    """A form, then three progress steps, then wait until cancelled when the name is ``wait``
+    (leaving ``cancelled-MARK``); for the gateway fleet: what happens after the question."""
+    answer = await ctx.elicit("Who is booking?", Booking)
+    name = answer.data.name if isinstance(answer, AcceptedElicitation) else "nobody"
+    for step in (1, 2, 3):
+        await ctx.report_progress(step, 3, f"step {step}")
+    if mark.startswith("wait"):
+        try:
+            await anyio.sleep(3600)
+        except anyio.get_cancelled_exc_class():
+            (STATE / f"cancelled-{mark}").write_text("cancelled")
+            raise
+    return f"worked for {name}"
+
+
 @server.prompt()
 def greet(name: str) -> str:
     """A greeting."""

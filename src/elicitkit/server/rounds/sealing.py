@@ -22,8 +22,8 @@ import hashlib
 import inspect
 import json
 import math
+import operator
 import os
-import secrets
 import struct
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -65,6 +65,7 @@ MAX_TOKEN_CHARS = 64 * 1024
 PUBLIC_MESSAGE = "requestState is invalid or expired; restart the request without it"
 
 _NONCE = 12
+_PAYLOAD_NONCE = 12  # random bytes of the payload's own nonce (single-use rounds key on it)
 _TAG = 16
 _LEN = struct.Struct(">I")
 _MIN_BLOB = _NONCE + _TAG  # below this the token cannot even hold a nonce and a tag
@@ -158,7 +159,7 @@ class StateBinding:
             arguments: Any = {k: v for k, v in params.items() if k != "uri"}
         else:
             arguments = params.get("arguments")
-            if arguments is not None and not isinstance(arguments, Mapping):
+            if arguments is not None and type(arguments) is not dict and not isinstance(arguments, Mapping):
                 raise ValueError(f"{method} arguments must be an object")
         return cls(method, target, digest_arguments(arguments), principal)
 
@@ -358,6 +359,9 @@ class AeadStateCodec:
         """
         key = self.keyring._sealing()
         ttl = self.ttl_seconds if ttl_seconds is None else ttl_seconds
+        # The three random values a seal needs (the payload's nonce, the inner and the outer AES
+        # nonce) from one read of the OS's CSPRNG, each its own bytes: one syscall, not three.
+        rand = os.urandom(_PAYLOAD_NONCE + 2 * _NONCE)
         # The stamped payload as a plain dict in field order: what ``model_copy(update=...)``
         # and ``model_dump()`` gave, without pydantic on the round's path.
         stamped = {
@@ -368,7 +372,7 @@ class AeadStateCodec:
             "principal": binding.principal,
             "exp": int(self._clock()) + ttl,
             "round": payload.round,
-            "nonce": secrets.token_urlsafe(12),
+            "nonce": b64encode(rand[:_PAYLOAD_NONCE]),  # what secrets.token_urlsafe(12) gave
             "questions": payload.questions,
             "answers": payload.answers,
             "app": payload.app,
@@ -377,10 +381,10 @@ class AeadStateCodec:
             body = _payload_json(stamped)
         except (TypeError, ValueError) as exc:
             raise ValueError("SealedState answers and app must hold only JSON values") from exc
-        inner_nonce = os.urandom(_NONCE)
+        inner_nonce = rand[_PAYLOAD_NONCE : _PAYLOAD_NONCE + _NONCE]
         inner = inner_nonce + key.inner.encrypt(inner_nonce, body, _binding_aad(key.kid, binding))
         recorded = _strings_json(binding._fields())
-        outer_nonce = os.urandom(_NONCE)
+        outer_nonce = rand[_PAYLOAD_NONCE + _NONCE :]
         plain = _LEN.pack(len(recorded)) + recorded + inner
         blob = outer_nonce + key.outer.encrypt(outer_nonce, plain, _header_aad(key.kid))
         token = f"{TOKEN_VERSION}.{key.kid}.{b64encode(blob)}"
@@ -481,6 +485,11 @@ def _payload_json(stamped: dict[str, Any]) -> bytes:
 
 
 _PAYLOAD_FIELDS = frozenset(SealedState.model_fields)
+# The fields whose type is one exact type in the strict model, and those types.
+_TYPED = operator.itemgetter(
+    "version", "exp", "round", "method", "target", "arguments_digest", "nonce", "questions", "answers"
+)
+_TYPES = (int, int, int, str, str, str, str, dict, dict)
 
 
 def _fast_payload(body: bytes) -> SealedState | None:
@@ -491,23 +500,12 @@ def _fast_payload(body: bytes) -> SealedState | None:
         data = orjson.loads(body)
     except orjson.JSONDecodeError:
         return None
-    if type(data) is not dict or data.keys() != _PAYLOAD_FIELDS:
+    if type(data) is not dict or data.keys() != _PAYLOAD_FIELDS or tuple(map(type, _TYPED(data))) != _TYPES:
+        return None  # (the types compared in one step: exactly these, so no bool for an int)
+    questions, principal = data["questions"], data["principal"]
+    if data["round"] < 0 or (principal is not None and type(principal) is not str):
         return None
-    rnd, questions, answers, principal = data["round"], data["questions"], data["answers"], data["principal"]
-    if (
-        type(data["version"]) is not int
-        or type(data["exp"]) is not int
-        or type(rnd) is not int
-        or rnd < 0
-        or (principal is not None and type(principal) is not str)
-        or type(questions) is not dict
-        or type(answers) is not dict
-        or type(data["method"]) is not str
-        or type(data["target"]) is not str
-        or type(data["arguments_digest"]) is not str
-        or type(data["nonce"]) is not str
-        or not answers.keys() <= questions.keys()
-    ):
+    if not data["answers"].keys() <= questions.keys():
         return None
     for value in questions.values():
         if type(value) is not str:
