@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import functools
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from elicitkit.protocol.errors import INVALID_REQUEST, MCPError
 from elicitkit.protocol.framing import sse_event
@@ -44,6 +44,7 @@ from elicitkit.protocol.jsonrpc import (
 from elicitkit.protocol.versions import sends_priming_events
 from elicitkit.runtime.contract import Endpoint
 from elicitkit.transports.http.responses import (
+    DISCONNECT_HOOK,
     JSON_CT,
     SSE_HEADERS,
     ASGISend,
@@ -152,11 +153,15 @@ class StreamableHTTPHandler:
             if answer is not None:
                 scope["headers"] = ()  # read above; what a parked question would keep otherwise
                 hs, stream, modern = answer
-                with_ids = await self._answer(hs, stream, receive, send, modern=modern)
+                hook = scope.get(DISCONNECT_HOOK)
+                with_ids = await self._answer(hs, stream, receive, send, modern=modern, hook=hook)
                 if with_ids is not None:
-                    await self._pump(hs, stream, 0, receive, send, with_ids=with_ids)
+                    _forget_request(scope)
+                    if hook is not None:
+                        hook.request_waits()
+                    await self._pump(hs, stream, 0, receive, send, with_ids=with_ids, hook=hook)
         elif method == "GET":
-            await self._get(who, receive, send, headers)
+            await self._get(who, receive, send, headers, scope.get(DISCONNECT_HOOK))
         elif method == "DELETE":
             await self._delete(who, send, headers)
         else:
@@ -306,7 +311,14 @@ class StreamableHTTPHandler:
             await send_error(send, 404, INVALID_REQUEST, self.table.missing_reason(session_id))
 
     async def _answer(
-        self, hs: HTTPSession, stream: Stream, receive: Receive, send: ASGISend, *, modern: bool = False
+        self,
+        hs: HTTPSession,
+        stream: Stream,
+        receive: Receive,
+        send: ASGISend,
+        *,
+        modern: bool = False,
+        hook: LostHook | None = None,
     ) -> bool | None:
         """Wait for the first outgoing message: the response alone -> JSON, anything else -> SSE.
 
@@ -323,7 +335,7 @@ class StreamableHTTPHandler:
                 await stream.wait(left)
         session_headers = [] if modern else [(b"mcp-session-id", hs.session_id.encode())]
         if not is_decided(stream):
-            disconnected = await _wait_or_disconnect(functools.partial(decided, stream), receive)
+            disconnected = await _wait_or_disconnect(functools.partial(decided, stream), receive, hook)
             if disconnected:
                 stream.answering = False
                 stream.detach_retry_ms = None
@@ -369,16 +381,25 @@ class StreamableHTTPHandler:
         return sends_priming_events(hs.session.protocol_version)
 
     async def _pump(
-        self, hs: HTTPSession, stream: Stream, cursor: int, receive: Receive, send: ASGISend, *, with_ids: bool
+        self,
+        hs: HTTPSession,
+        stream: Stream,
+        cursor: int,
+        receive: Receive,
+        send: ASGISend,
+        *,
+        with_ids: bool,
+        hook: LostHook | None = None,
     ) -> None:
         """Write the stream's events after ``cursor`` as SSE until its final event (or a disconnect).
 
-        One loop in this frame, and one watcher task: a stream parked on a person's answer holds
-        both for as long as it waits, so nothing else (no closure, no task group) is kept alive.
+        One loop in this frame, and a disconnect watch (no task under our own uvicorn protocol,
+        see :class:`_DisconnectWatch`): a stream parked on a person's answer holds both for as
+        long as it waits, so nothing else (no closure, no task group) is kept alive.
         """
         stream.listeners += 1
         finished = gone = False
-        watch = _DisconnectWatch(receive)
+        watch = _DisconnectWatch(receive, hook)
         try:
             while True:
                 if stream.done and cursor >= stream.next_seq - 1:
@@ -407,7 +428,7 @@ class StreamableHTTPHandler:
                         {"type": "http.response.body", "body": f"retry: {retry}\n\n".encode(), "more_body": False}
                     )
                     break
-                await stream.wait()
+                await stream.changed()
         except asyncio.CancelledError:
             if not watch.was_disconnect():
                 raise
@@ -429,7 +450,9 @@ class StreamableHTTPHandler:
 
     # -- GET ------------------------------------------------------------------------
 
-    async def _get(self, who: str | None, receive: Receive, send: ASGISend, headers: dict[str, str]) -> None:
+    async def _get(
+        self, who: str | None, receive: Receive, send: ASGISend, headers: dict[str, str], hook: LostHook | None
+    ) -> None:
         if not accepts_event_stream(headers):
             await send_error(send, 406, INVALID_REQUEST, "Accept must list text/event-stream")
             return
@@ -437,7 +460,7 @@ class StreamableHTTPHandler:
         hs = self.table.get(session_id)
         if hs is None:
             if self.fleet is not None and session_id:
-                await self._relay_get(receive, send, session_id, headers, who)
+                await self._relay_get(receive, send, session_id, headers, who, hook)
                 return
             await self._no_session(send, session_id)
             return
@@ -465,10 +488,16 @@ class StreamableHTTPHandler:
         session_header = (b"mcp-session-id", hs.session_id.encode())
         await send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, session_header]})
         await send({"type": "http.response.body", "body": b": stream open\n\n", "more_body": True})
-        await self._pump(hs, stream, cursor, receive, send, with_ids=True)
+        await self._pump(hs, stream, cursor, receive, send, with_ids=True, hook=hook)
 
     async def _relay_get(
-        self, receive: Receive, send: ASGISend, session_id: str, headers: dict[str, str], who: str | None
+        self,
+        receive: Receive,
+        send: ASGISend,
+        session_id: str,
+        headers: dict[str, str],
+        who: str | None,
+        hook: LostHook | None,
     ) -> None:
         """A GET for a session another instance owns: its recorded events, then the live ones."""
         assert self.fleet is not None
@@ -491,7 +520,7 @@ class StreamableHTTPHandler:
         await send({"type": "http.response.body", "body": b": stream open\n\n", "more_body": True})
         try:
             start = stream.next_seq - 1 if cursor is None else cursor
-            await self._pump(relay, stream, start, receive, send, with_ids=True)  # type: ignore[arg-type]
+            await self._pump(relay, stream, start, receive, send, with_ids=True, hook=hook)  # type: ignore[arg-type]
         finally:
             relay.drop_stream(stream)
             stream.end_silently()  # nobody reads this copy any more (a retire watcher may wait on it)
@@ -522,6 +551,16 @@ class StreamableHTTPHandler:
 # ----------------------------------------------------------------------------- helpers
 
 
+def _forget_request(scope: Scope) -> None:
+    """An SSE answer has started (its request may now wait for a person): keep only what the
+    server reads per message it writes (uvicorn reads ``method``), not the path, the client's
+    address, the scope's table or its state, for as long as the stream stays open."""
+    method = scope.get("method")
+    scope.clear()
+    scope["type"] = "http"
+    scope["method"] = method
+
+
 async def _read_body(receive: Receive, limit: int) -> bytes | None:
     chunks: list[bytes] = []
     size = 0
@@ -538,12 +577,20 @@ async def _read_body(receive: Receive, limit: int) -> bytes | None:
             return b"".join(chunks)
 
 
-class _DisconnectWatch:
-    """Watches one request's ``receive()`` for ``http.disconnect`` and then cancels the task that
-    made it. One plain asyncio task (named for :func:`_wait_or_disconnect`), nothing more: a
-    request parked on a person holds it for minutes. Use as::
+class LostHook(Protocol):
+    """What our uvicorn protocol puts in the scope under :data:`DISCONNECT_HOOK`."""
 
-        watch = _DisconnectWatch(receive)
+    def watch_lost(self, watch: _DisconnectWatch | None) -> None: ...
+
+    def request_waits(self) -> None:
+        """The request's answer is a stream that may wait long: the connection lets go of
+        what it needs only to read a next request."""
+
+
+class _DisconnectWatch:
+    """Notices the client going away and then cancels the task that made it. Use as::
+
+        watch = _DisconnectWatch(receive, hook)
         try:
             ...  # wait for things
         except asyncio.CancelledError:
@@ -551,38 +598,58 @@ class _DisconnectWatch:
                 raise
         finally:
             watch.stop()
+
+    Under our own uvicorn protocol (``hook``, from the scope) the connection tells it directly;
+    under any other server, one plain asyncio task (named for :func:`_wait_or_disconnect`)
+    watches ``receive()`` for ``http.disconnect``. A request parked on a person holds this for
+    minutes: the hook makes that one object instead of a task, its coroutines and a future.
     """
 
-    __slots__ = ("gone", "runner", "watcher")
+    __slots__ = ("gone", "hook", "runner", "watcher")
 
-    def __init__(self, receive: Receive) -> None:
+    def __init__(self, receive: Receive, hook: LostHook | None = None) -> None:
         runner = asyncio.current_task()
         assert runner is not None
         self.runner = runner
         self.gone = False
-        self.watcher = asyncio.get_running_loop().create_task(
-            self._watch(receive), name="_wait_or_disconnect.<locals>.watch"
-        )
+        self.hook = hook
+        if hook is not None:
+            self.watcher: asyncio.Task[None] | None = None
+            hook.watch_lost(self)
+        else:
+            self.watcher = asyncio.get_running_loop().create_task(
+                self._watch(receive), name="_wait_or_disconnect.<locals>.watch"
+            )
 
     async def _watch(self, receive: Receive) -> None:
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
-                self.gone = True
-                self.runner.cancel()
+                self.lost()
                 return
+
+    def lost(self) -> None:
+        """The client went away: cancel the waiting task (once)."""
+        if not self.gone:
+            self.gone = True
+            self.runner.cancel()
 
     def was_disconnect(self) -> bool:
         """In an ``except CancelledError``: True (and the cancellation undone) if we caused it."""
         return self.gone and self.runner.uncancel() == 0
 
     def stop(self) -> None:
-        self.watcher.cancel()  # it ends at the loop's next turn; nothing to wait for
+        if self.watcher is not None:
+            self.watcher.cancel()  # it ends at the loop's next turn; nothing to wait for
+        elif self.hook is not None:
+            self.hook.watch_lost(None)
 
 
-async def _wait_or_disconnect(fn: Callable[[], Awaitable[None]], receive: Receive) -> bool:
+async def _wait_or_disconnect(
+    fn: Callable[[], Awaitable[None]], receive: Receive, hook: LostHook | None = None
+) -> bool:
     """Run ``fn`` until it returns or the client goes away; True if the client went away."""
-    watch = _DisconnectWatch(receive)
+    watch = _DisconnectWatch(receive, hook)
     try:
         await fn()
     except asyncio.CancelledError:

@@ -21,6 +21,12 @@ SSE_HEADERS = [
 ]
 JSON_CT = (b"content-type", b"application/json")
 
+# A scope key our own uvicorn protocol (:func:`.serve.timed_protocol`) sets to itself: the
+# endpoint hands it a watch (``watch_lost(watch)``, ``watch_lost(None)`` to stop) whose ``lost()``
+# it calls when the connection goes away. Under any other server the endpoint watches
+# ``receive()`` for ``http.disconnect`` instead, which takes a task per waiting request.
+DISCONNECT_HOOK = "elicitkit.disconnect"
+
 
 async def send_json(send: ASGISend, status: int, body: JSON, extra: list[tuple[bytes, bytes]] | None = None) -> None:
     data = encode(body)

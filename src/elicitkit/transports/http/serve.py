@@ -42,7 +42,7 @@ import anyio
 from elicitkit.errors import ElicitkitError
 from elicitkit.runtime.contract import ASGIApp, Endpoint
 from elicitkit.transports.http.asgi import StreamableHTTPHandler
-from elicitkit.transports.http.responses import ASGISend, Receive, Scope, send_plain
+from elicitkit.transports.http.responses import DISCONNECT_HOOK, ASGISend, Receive, Scope, send_plain
 from elicitkit.transports.http.security import LOOPBACK_HOSTS, parse_authority, read_headers
 from elicitkit.transports.http.sessions import SessionTable
 
@@ -227,6 +227,7 @@ def timed_protocol(
     still open after 12 s; with the default deadlines, none). One timer per connection at a
     time, re-armed only when it fires early, keeps the cost per request to a few attribute writes.
     """
+    import httptools
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
     cap = math.inf if max_idle is None else max_idle
@@ -254,7 +255,7 @@ def timed_protocol(
 
     class TimedHttpToolsProtocol(HttpToolsProtocol):
         # Slots: more keys would grow every connection's instance dict to its next size.
-        __slots__ = ("_deadline", "_header_bytes", "_idle", "_phase", "_read_timer")
+        __slots__ = ("_deadline", "_header_bytes", "_idle", "_lost_watch", "_parser_dropped", "_phase", "_read_timer")
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
@@ -263,7 +264,31 @@ def timed_protocol(
             self._read_timer: asyncio.TimerHandle | None = None
             self._header_bytes = 0
             self._idle = False
+            self._lost_watch: Any = None  # the endpoint's watch on a waiting request (see watch_lost)
+            self._parser_dropped = False  # (see request_waits)
             self.pipeline = Pipeline()  # type: ignore[assignment]
+
+        def watch_lost(self, watch: Any) -> None:
+            """The endpoint's :data:`DISCONNECT_HOOK`: call ``watch.lost()`` if the connection goes
+            away (None: stop). A request waiting on a person needs no task reading ``receive()``."""
+            self._lost_watch = watch
+
+        def request_waits(self) -> None:
+            """The endpoint's hook: this connection's request, its body read, now waits (an SSE
+            answer: for a person, maybe). Its HTTP parser (about 850 bytes of C state) goes until
+            more bytes come; a fresh one parses them (llhttp keeps nothing from one request to
+            the next). Not on a connection that will close, or with a request queued behind."""
+            cycle = self.cycle
+            if (
+                self._phase == _IDLE
+                and cycle is not None
+                and cycle.keep_alive
+                and not self.pipeline
+                and self.parser is not None
+                and not self.transport.is_closing()
+            ):
+                self.parser = None  # type: ignore[assignment]
+                self._parser_dropped = True
 
         def _reading(self, phase: int, limit: float | None) -> None:
             self._phase = phase
@@ -284,6 +309,11 @@ def timed_protocol(
             self._reading(_HEADERS, header_timeout)
 
         def data_received(self, data: bytes) -> None:
+            if self._parser_dropped:
+                self._parser_dropped = False
+                self.parser = httptools.HttpRequestParser(self)
+                with contextlib.suppress(AttributeError):  # as uvicorn sets it (httptools >= 0.6.3)
+                    self.parser.set_dangerous_leniencies(lenient_data_after_close=True)
             super().data_received(data)
             if self._phase == _HEADERS:  # all of it was header bytes: the block is not complete yet
                 self._header_bytes += len(data)
@@ -303,6 +333,7 @@ def timed_protocol(
                 self._reading(_HEADERS, header_timeout)
 
         def on_headers_complete(self) -> None:
+            self.scope[DISCONNECT_HOOK] = self  # type: ignore[literal-required]  # (an ASGI scope takes any key)
             super().on_headers_complete()
             cycle = self.cycle
             if cycle is not None:
@@ -321,7 +352,7 @@ def timed_protocol(
         def on_response_complete(self) -> None:
             pipelined = bool(self.pipeline)  # (super() starts the next one: self.cycle is that one)
             super().on_response_complete()
-            if pipelined or self.transport.is_closing() or self.parser is None:
+            if pipelined or self.transport.is_closing() or (self.parser is None and not self._parser_dropped):
                 return
             if self._phase == _IDLE:  # else the request's body is still coming (a 413 answered early)
                 self._forget_last()
@@ -331,6 +362,7 @@ def timed_protocol(
             scope and headers stay with its task while that still runs, and go with it)."""
             self.cycle = None  # type: ignore[assignment]
             self.scope = None  # type: ignore[assignment]
+            self._lost_watch = None
             self.headers = []
             self.url = b""
             if not self._idle:
@@ -356,6 +388,10 @@ def timed_protocol(
                 self._read_timer.cancel()
                 self._read_timer = None
             super().connection_lost(exc)
+            watch = self._lost_watch
+            if watch is not None:
+                self._lost_watch = None
+                watch.lost()
 
         def _check_read(self) -> None:
             self._read_timer = None
@@ -405,6 +441,51 @@ def _small_waiters(event: asyncio.Event) -> None:
 # -- uvicorn -----------------------------------------------------------------------------------
 
 
+class _Done:
+    """An awaitable that is done at once (the end of the chain :class:`_ProxyHeaders` runs)."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Iterator[None]:
+        return iter(())
+
+
+_DONE = _Done()
+
+
+def _done(scope: Scope, receive: Receive, send: ASGISend) -> _Done:
+    return _DONE
+
+
+class _ProxyHeaders:
+    """uvicorn's proxy-header middleware (on by default: ``X-Forwarded-For`` and
+    ``X-Forwarded-Proto`` from ``forwarded_allow_ips`` set the scope's client and scheme),
+    applied before the app is called instead of around it.
+
+    uvicorn's middleware awaits the app inside its own coroutine, a frame every request keeps
+    for as long as it runs (minutes, for a question waiting on a person). Here uvicorn's own
+    middleware rewrites the scope in front of an app that is done at once (so its coroutine
+    finishes in one step), then the app is called with no frame of ours around it.
+    """
+
+    def __init__(self, app: ASGIApp, trusted_hosts: list[str] | str) -> None:
+        from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+        self.app = app
+        self.rewrite = ProxyHeadersMiddleware(_done, trusted_hosts)  # type: ignore[arg-type]
+
+    def __call__(self, scope: Scope, receive: Receive, send: ASGISend) -> Awaitable[None]:
+        step = self.rewrite(scope, receive, send)  # type: ignore[arg-type]
+        try:
+            step.send(None)
+        except StopIteration:
+            pass
+        else:  # pragma: no cover - uvicorn's middleware awaits nothing but the app
+            step.close()
+            raise RuntimeError("uvicorn's proxy-header middleware did not finish in one step")
+        return self.app(scope, receive, send)
+
+
 def _config(
     app: ASGIApp,
     host: str,
@@ -419,7 +500,7 @@ def _config(
 ) -> uvicorn.Config:
     import uvicorn
 
-    return uvicorn.Config(
+    config = uvicorn.Config(
         app,
         host=host,
         port=port,
@@ -431,7 +512,10 @@ def _config(
         # The last line before the force exit: cancel requests still running after the grace
         # and the end of every session.
         timeout_graceful_shutdown=math.ceil(shutdown_grace + _CANCEL_MARGIN),
+        proxy_headers=False,  # applied by _ProxyHeaders instead, with the same trusted hosts
     )
+    config.app = _ProxyHeaders(app, config.forwarded_allow_ips)
+    return config
 
 
 def _uvicorn_server(config: uvicorn.Config, table: SessionTable, grace: float, *, own_signals: bool) -> uvicorn.Server:

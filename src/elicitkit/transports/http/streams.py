@@ -67,22 +67,27 @@ class Stream:
             if not change.done():
                 change.set_result(None)
 
-    async def wait(self, timeout: float | None = None) -> None:
-        """Until the next :meth:`notify` (or ``timeout`` seconds): waiters re-check their condition.
+    def changed(self) -> asyncio.Future[None]:
+        """A future done at the next :meth:`notify`: ``await stream.changed()`` is :meth:`wait`
+        without a coroutine frame, which a stream parked on a person would hold all along.
 
         Each waiter has a future of its own, so one being cancelled (its client went away)
         cannot cancel another's wait.
         """
-        loop = asyncio.get_running_loop()
-        change: asyncio.Future[None] = loop.create_future()
+        change: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         if self._waiting is None:
             self._waiting = [change]
         else:
             self._waiting.append(change)
+        return change
+
+    async def wait(self, timeout: float | None = None) -> None:
+        """Until the next :meth:`notify` (or ``timeout`` seconds): waiters re-check their condition."""
+        change = self.changed()
         if timeout is None:
             await change
             return
-        timer = loop.call_later(timeout, _wake, change)
+        timer = asyncio.get_running_loop().call_later(timeout, _wake, change)
         try:
             await change
         finally:
