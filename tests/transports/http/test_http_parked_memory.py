@@ -150,6 +150,7 @@ async def test_a_parked_question_holds_one_task_and_no_more_per_request() -> Non
     # question, the tool's frame); before, 145-146 (the watcher task and its coroutines,
     # uvicorn's proxy-header frame, the stream's wait frame, the request's whole scope, the
     # connection's HTTP parser).
+    print("BLOCKS", blocks / PARKED)
     assert blocks / PARKED < 124, blocks / PARKED
 
 

@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import functools
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from elicitkit.protocol.errors import INVALID_REQUEST, MCPError
 from elicitkit.protocol.framing import sse_event
@@ -76,6 +76,10 @@ if TYPE_CHECKING:
     from elicitkit.transports.http.fleet import Fleet
 
 _QUICK_ANSWER_SECONDS = 0.25
+# What a request's stream is pumped with: session (or a fleet relay), stream, cursor, whether
+# events carry ids, the disconnect hook, and whether the stream is a relayed copy.
+_Pumped: TypeAlias = "tuple[HTTPSession, Stream, int, bool, LostHook | None, bool]"
+
 FOREIGN_SESSION = "this session belongs to another principal; start your own with initialize"
 
 
@@ -129,43 +133,53 @@ class StreamableHTTPHandler:
 
     # -- ASGI -----------------------------------------------------------------------
 
-    async def __call__(self, scope: Scope, receive: Receive, send: ASGISend) -> None:
-        if scope["type"] == "lifespan":
-            await self._lifespan(receive, send)
-            return
-        if scope["type"] != "http":
-            return
+    def __call__(self, scope: Scope, receive: Receive, send: ASGISend) -> Awaitable[None]:
+        # A plain function handing back one coroutine: a request whose stream waits for a person
+        # holds that one frame (its stream pumped in it, :meth:`_http`), no frame of ours above it.
+        kind = scope["type"]
+        if kind == "http":
+            return self._http(scope, receive, send)
+        if kind == "lifespan":
+            return self._lifespan(receive, send)
+        return _nothing()
+
+    async def _begin(self, scope: Scope, receive: Receive, send: ASGISend) -> _Pumped | None:
+        """Everything a request does before its stream is pumped: None when it is answered, else
+        what :meth:`_http` pumps (this frame is gone while the stream waits)."""
         headers = read_headers(scope["headers"])
         refusal = self.guard.check(scope, headers)
         if refusal is not None:
             await send_plain(send, refusal[0], refusal[1])
-            return
+            return None
         method = scope["method"]
         who = authenticated_identity(scope)
         if method != "POST" and refuses_streams(headers):
             await send_plain(send, 405, "2026-07-28 has no GET stream and no sessions", [(b"allow", b"POST")])
-            return
+            return None
         if method == "POST":
             answer = await self._post(who, receive, send, headers)
             # Only what the answer needs lives on while it waits (for a person, maybe): not the
             # headers, the body or the decoded message.
             del headers
-            if answer is not None:
-                scope["headers"] = ()  # read above; what a parked question would keep otherwise
-                hs, stream, modern = answer
-                hook = scope.get(DISCONNECT_HOOK)
-                with_ids = await self._answer(hs, stream, receive, send, modern=modern, hook=hook)
-                if with_ids is not None:
-                    _forget_request(scope)
-                    if hook is not None:
-                        hook.request_waits()
-                    await self._pump(hs, stream, 0, receive, send, with_ids=with_ids, hook=hook)
-        elif method == "GET":
-            await self._get(who, receive, send, headers, scope.get(DISCONNECT_HOOK))
-        elif method == "DELETE":
+            if answer is None:
+                return None
+            scope["headers"] = ()  # read above; what a parked question would keep otherwise
+            hs, stream, modern = answer
+            hook = scope.get(DISCONNECT_HOOK)
+            with_ids = await self._answer(hs, stream, receive, send, modern=modern, hook=hook)
+            if with_ids is None:
+                return None
+            _forget_request(scope)
+            if hook is not None:
+                hook.request_waits()
+            return hs, stream, 0, with_ids, hook, False
+        if method == "GET":
+            return await self._get(who, receive, send, headers, scope.get(DISCONNECT_HOOK))
+        if method == "DELETE":
             await self._delete(who, send, headers)
         else:
             await send_plain(send, 405, "method not allowed", [(b"allow", b"GET, POST, DELETE")])
+        return None
 
     async def _lifespan(self, receive: Receive, send: ASGISend) -> None:
         message = await receive()
@@ -380,93 +394,97 @@ class StreamableHTTPHandler:
     def _wants_priming(self, hs: HTTPSession) -> bool:
         return sends_priming_events(hs.session.protocol_version)
 
-    async def _pump(
-        self,
-        hs: HTTPSession,
-        stream: Stream,
-        cursor: int,
-        receive: Receive,
-        send: ASGISend,
-        *,
-        with_ids: bool,
-        hook: LostHook | None = None,
-    ) -> None:
-        """Write the stream's events after ``cursor`` as SSE until its final event (or a disconnect).
+    async def _http(self, scope: Scope, receive: Receive, send: ASGISend) -> None:
+        """One HTTP request: :meth:`_begin`, then (an SSE answer, a GET stream) the stream's events
+        after its cursor until its final event (or a disconnect), in this same frame.
 
         One loop in this frame, and a disconnect watch (no task under our own uvicorn protocol,
         see :class:`_DisconnectWatch`): a stream parked on a person's answer holds both for as
-        long as it waits, so nothing else (no closure, no task group) is kept alive.
+        long as it waits, so nothing else (no closure, no task group, no frame) is kept alive.
         """
-        stream.listeners += 1
-        finished = gone = False
-        watch = _DisconnectWatch(receive, hook)
+        pumped = await self._begin(scope, receive, send)
+        if pumped is None:
+            return
+        hs, stream, cursor, with_ids, hook, relayed = pumped
         try:
-            while True:
-                if stream.done and cursor >= stream.next_seq - 1:
-                    finished = True  # ended without a response (cancelled): close the stream
-                    break
-                for seq, payload, final in stream.after(cursor):
-                    event_id = f"{stream.key}/{seq}" if with_ids else None
-                    await send(
-                        {"type": "http.response.body", "body": sse_event(payload, event_id=event_id), "more_body": True}
-                    )
-                    cursor = seq
-                    stream.delivered = seq
-                    if final:
-                        finished = True
+            stream.listeners += 1
+            finished = gone = False
+            watch = _DisconnectWatch(receive, hook)
+            try:
+                while True:
+                    if stream.done and cursor >= stream.next_seq - 1:
+                        finished = True  # ended without a response (cancelled): close the stream
                         break
-                if finished:
-                    break
-                if not with_ids and stream.public_id is not None and stream.events:
-                    # 2026: written is gone for good (no ids, no resumption): keep none of it
-                    del stream.events[: max(0, cursor - stream.events[0][0] + 1)]
-                if stream.detach_retry_ms is not None:
-                    retry = stream.detach_retry_ms
-                    stream.detach_retry_ms = None
-                    # more_body False: end the response cleanly (an unfinished one reads as an error)
-                    await send(
-                        {"type": "http.response.body", "body": f"retry: {retry}\n\n".encode(), "more_body": False}
-                    )
-                    break
-                await stream.changed()
-        except asyncio.CancelledError:
-            if not watch.was_disconnect():
-                raise
-            gone = True
-        finally:
-            watch.stop()
-            stream.listeners -= 1
-        if finished:
-            if stream is not hs.standalone:
+                    for seq, payload, final in stream.after(cursor):
+                        event_id = f"{stream.key}/{seq}" if with_ids else None
+                        await send(
+                            {
+                                "type": "http.response.body",
+                                "body": sse_event(payload, event_id=event_id),
+                                "more_body": True,
+                            }
+                        )
+                        cursor = seq
+                        stream.delivered = seq
+                        if final:
+                            finished = True
+                            break
+                    if finished:
+                        break
+                    if not with_ids and stream.public_id is not None and stream.events:
+                        # 2026: written is gone for good (no ids, no resumption): keep none of it
+                        del stream.events[: max(0, cursor - stream.events[0][0] + 1)]
+                    if stream.detach_retry_ms is not None:
+                        retry = stream.detach_retry_ms
+                        stream.detach_retry_ms = None
+                        # more_body False: end the response cleanly (an unfinished one reads as an error)
+                        await send(
+                            {"type": "http.response.body", "body": f"retry: {retry}\n\n".encode(), "more_body": False}
+                        )
+                        break
+                    await stream.changed()
+            except asyncio.CancelledError:
+                if not watch.was_disconnect():
+                    raise
+                gone = True
+            finally:
+                watch.stop()
+                stream.listeners -= 1
+            if finished:
+                if stream is not hs.standalone:
+                    hs.drop_stream(stream)
+                with contextlib.suppress(Exception):
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+            elif gone and stream.public_id is not None and stream.request_id is not None:
+                # 2026: closing the connection cancels (as in _answer); a listen stream ends this way
+                hs.session.cancel(stream.request_id)
                 hs.drop_stream(stream)
-            with contextlib.suppress(Exception):
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
-        elif gone and stream.public_id is not None and stream.request_id is not None:
-            # 2026: closing the connection cancels (as in _answer); a listen stream ends this way
-            hs.session.cancel(stream.request_id)
-            hs.drop_stream(stream)
-        elif stream is not hs.standalone:
-            self.table.retire_when_done(hs, stream)
+            elif stream is not hs.standalone:
+                self.table.retire_when_done(hs, stream)
+        finally:
+            if relayed:  # a relayed GET's copy of the stream: nobody reads it any more
+                hs.drop_stream(stream)
+                stream.end_silently()  # (a retire watcher may wait on it)
 
     # -- GET ------------------------------------------------------------------------
 
     async def _get(
         self, who: str | None, receive: Receive, send: ASGISend, headers: dict[str, str], hook: LostHook | None
-    ) -> None:
+    ) -> _Pumped | None:
+        """A GET stream (standalone, or resumed from an event id): what :meth:`_http` pumps."""
         if not accepts_event_stream(headers):
             await send_error(send, 406, INVALID_REQUEST, "Accept must list text/event-stream")
-            return
+            return None
         session_id = headers.get("mcp-session-id")
         hs = self.table.get(session_id)
         if hs is None:
             if self.fleet is not None and session_id:
-                await self._relay_get(receive, send, session_id, headers, who, hook)
-                return
+                return await self._relay_get(send, session_id, headers, who, hook)
             await self._no_session(send, session_id)
-            return
+            return None
         if hs.principal != who:
             await send_error(send, 403, INVALID_REQUEST, FOREIGN_SESSION)
-            return
+            return None
         last = headers.get("last-event-id")
         cursor = 0
         stream = hs.standalone
@@ -478,34 +496,34 @@ class StreamableHTTPHandler:
                 found = await self.fleet.recorded(hs.session_id, *event)
             if event is None or found is None:
                 await send_error(send, 404, INVALID_REQUEST, f"cannot resume from event {last[:80]!r}")
-                return
+                return None
             stream, cursor = found, event[1]
         elif stream.listeners:
             await send_error(send, 409, INVALID_REQUEST, "a standalone stream is already open for this session")
-            return
+            return None
         else:
             cursor = stream.next_seq - 1  # a fresh standalone stream starts now
         session_header = (b"mcp-session-id", hs.session_id.encode())
         await send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, session_header]})
         await send({"type": "http.response.body", "body": b": stream open\n\n", "more_body": True})
-        await self._pump(hs, stream, cursor, receive, send, with_ids=True, hook=hook)
+        return hs, stream, cursor, True, hook, False
 
     async def _relay_get(
         self,
-        receive: Receive,
         send: ASGISend,
         session_id: str,
         headers: dict[str, str],
         who: str | None,
         hook: LostHook | None,
-    ) -> None:
-        """A GET for a session another instance owns: its recorded events, then the live ones."""
+    ) -> _Pumped | None:
+        """A GET for a session another instance owns: its recorded events, then the live ones
+        (pumped by :meth:`_http`, which drops the relayed copy of the stream when it ends)."""
         assert self.fleet is not None
         last = headers.get("last-event-id")
         event = parse_event_id(last) if last is not None else None
         if last is not None and event is None:
             await send_error(send, 404, INVALID_REQUEST, f"cannot resume from event {last[:80]!r}")
-            return
+            return None
         key, cursor = event if event is not None else ("g", None)
         opened = await self.fleet.open_stream(session_id, headers.get("mcp-protocol-version"), key, cursor, who)
         if type(opened) is int:
@@ -513,17 +531,18 @@ class StreamableHTTPHandler:
                 await send_error(send, 404, INVALID_REQUEST, f"cannot resume from event {last[:80]!r}")
             else:
                 await self._relay_refused(send, opened, session_id)
-            return
+            return None
         relay, stream = opened  # type: ignore[misc]
         session_header = (b"mcp-session-id", session_id.encode())
-        await send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, session_header]})
-        await send({"type": "http.response.body", "body": b": stream open\n\n", "more_body": True})
         try:
-            start = stream.next_seq - 1 if cursor is None else cursor
-            await self._pump(relay, stream, start, receive, send, with_ids=True, hook=hook)  # type: ignore[arg-type]
-        finally:
+            await send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, session_header]})
+            await send({"type": "http.response.body", "body": b": stream open\n\n", "more_body": True})
+        except BaseException:
             relay.drop_stream(stream)
-            stream.end_silently()  # nobody reads this copy any more (a retire watcher may wait on it)
+            stream.end_silently()  # nobody reads this copy (a retire watcher may wait on it)
+            raise
+        start = stream.next_seq - 1 if cursor is None else cursor
+        return relay, stream, start, True, hook, True  # type: ignore[return-value]  # a RemoteSession streams like one
 
     # -- DELETE ---------------------------------------------------------------------
 
@@ -549,6 +568,10 @@ class StreamableHTTPHandler:
 
 
 # ----------------------------------------------------------------------------- helpers
+
+
+async def _nothing() -> None:
+    return None
 
 
 def _forget_request(scope: Scope) -> None:
