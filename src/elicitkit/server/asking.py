@@ -81,7 +81,7 @@ def _form_question(
     question = _FormQuestion(message, form, schema, version)
     limit = DEFAULT_TIMEOUT if timeout is None else timeout
     # Every scope kind's elicit_checked is a coroutine function
-    asked = request.elicit_checked(question.phrase, question.check, timeout=limit, attempts=max_attempts, key=key)
+    asked = request.elicit_checked(question, timeout=limit, attempts=max_attempts, key=key)
     return cast("Coroutine[Any, Any, ElicitationResult[Any]]", asked)
 
 

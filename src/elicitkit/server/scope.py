@@ -97,6 +97,17 @@ Checked = Callable[[JSON], R]
 Phrase = Callable[[InvalidAnswer | None], JSON]
 """The params of a question: as first put (None), or put again with the reason the answer failed."""
 
+R_co = TypeVar("R_co", covariant=True)
+
+
+class Question(Protocol[R_co]):
+    """How a question is put (:data:`Phrase`) and its answer read (:data:`Checked`): one object,
+    so a question waiting for a person holds it, not two bound methods."""
+
+    def phrase(self, reason: InvalidAnswer | None) -> JSON: ...
+
+    def check(self, raw: JSON) -> R_co: ...
+
 
 class RequestScope:
     """What a request handler gets: the request, its session, the client as this request sees it
@@ -181,7 +192,7 @@ class RequestScope:
         raise NotImplementedError
 
     def elicit_checked(
-        self, phrase: Phrase, check: Checked[R], *, timeout: float, attempts: int, key: str | None = None
+        self, question: Question[R], *, timeout: float, attempts: int, key: str | None = None
     ) -> Awaitable[R]:
         """A question whose answer ``check`` accepts; one that does not fit is asked again with
         the reason (up to ``attempts`` times where a person waits on the line). Counts the questions."""
@@ -316,16 +327,46 @@ class _HandshakeScope(RequestScope):
             )
         return raw
 
-    async def elicit_checked(
-        self, phrase: Phrase, check: Checked[R], *, timeout: float, attempts: int, key: str | None = None
-    ) -> R:
+    def elicit_checked(
+        self, question: Question[R], *, timeout: float, attempts: int, key: str | None = None
+    ) -> Coroutine[Any, Any, R]:
+        # A plain function: the question waits in one lean frame (telemetry's, when on)
+        if telemetry.current is not None:
+            return self._elicit_traced(question, timeout, attempts, key)
+        return self._elicit(question, timeout, attempts)
+
+    async def _elicit(self, question: Question[R], timeout: float, attempts: int) -> R:
+        """:meth:`_elicit_traced` without telemetry: few locals, as a question parked on a
+        person keeps this frame for as long as it waits."""
+        reason: InvalidAnswer | None = None
+        attempt = 0
+        while True:
+            attempt += 1
+            self.count()
+            try:
+                raw = await self.send_request(ELICIT, question.phrase(reason), timeout=timeout)
+            except RequestTimeout:
+                raise ElicitationTimeout(f"no answer within {timeout:g}s; the question was withdrawn") from None
+            except MCPError as exc:
+                if exc.is_local:  # the connection went away: not the user's answer, let it through
+                    raise
+                raise ElicitationFailed(exc) from None
+            try:
+                return question.check(raw)
+            except InvalidAnswer as exc:
+                logger.info("answer %d/%d rejected: %s", attempt, attempts, exc.reason)
+                if attempt >= attempts:
+                    raise
+                reason = exc
+
+    async def _elicit_traced(self, question: Question[R], timeout: float, attempts: int, key: str | None) -> R:
         reason: InvalidAnswer | None = None
         tel = telemetry.current
         if tel is not None:
             key = key or f"q{self.asked + 1}"  # named as a 2026 round would name it
         for attempt in range(1, max(1, attempts) + 1):
             self.count()
-            params = phrase(reason)
+            params = question.phrase(reason)
             if tel is not None:  # the question's events: put now, answered in this same request
                 put = signals.asked(tel, params, era=self.protocol_version, round_=attempt, key=key, origin="call")
             # elicit(), inlined: one frame fewer for every question waiting on a person
@@ -342,7 +383,7 @@ class _HandshakeScope(RequestScope):
                     raise
                 raise ElicitationFailed(exc) from None
             try:
-                outcome = check(raw)
+                outcome = question.check(raw)
             except InvalidAnswer as exc:
                 if tel is not None:
                     self._unanswered(tel, params, attempt, key, put.started, "invalid", raw)
@@ -447,12 +488,12 @@ class _StatelessScope(RequestScope):
         return found
 
     async def elicit_checked(
-        self, phrase: Phrase, check: Checked[R], *, timeout: float, attempts: int, key: str | None = None
+        self, question: Question[R], *, timeout: float, attempts: int, key: str | None = None
     ) -> R:
         self.count()  # each round is one attempt: the person answers again at their own pace
         round_ = self._round()
         key = key or round_.next_key()
-        params = phrase(None)
+        params = question.phrase(None)
         raw = round_.answer(key, ELICIT, params)
         tel = telemetry.current
         if raw is None:
@@ -461,10 +502,10 @@ class _StatelessScope(RequestScope):
                 self._signal(tel, round_, key, params, None)
             raise InputRequired(key)
         try:
-            outcome = check(raw)
+            outcome = question.check(raw)
         except InvalidAnswer as exc:  # asked again in the next round, with the reason
             logger.info("input %r rejected, asking again: %s", key, exc.reason)
-            again = phrase(exc)
+            again = question.phrase(exc)
             round_.need(key, ELICIT, again)
             if tel is not None:
                 self._signal(tel, round_, key, params, raw, "invalid")

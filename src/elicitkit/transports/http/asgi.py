@@ -406,6 +406,7 @@ class StreamableHTTPHandler:
         if pumped is None:
             return
         hs, stream, cursor, with_ids, hook, relayed = pumped
+        del pumped  # (the tuple would live as long as the stream waits)
         try:
             stream.listeners += 1
             finished = gone = False
