@@ -66,11 +66,13 @@ async def run_tool(server: Server, tool: Tool, arguments: dict[str, Any], scope:
     timeout = tool.timeout if tool.timeout is not None else server.tool_timeout
     try:
         values = await prepare_call(server, tool, values, scope)  # resolvers may ask: outside the timeout
+        invoked = tool.plan.invoke(values, thread=tool.thread)  # (runs only when awaited)
+        del values  # the tool has its own: a call waiting for a person keeps no copy here
         if timeout is None:
-            value = await tool.plan.invoke(values, thread=tool.thread)
+            value = await invoked
         else:
             with anyio.fail_after(timeout):
-                value = await tool.plan.invoke(values, thread=tool.thread)
+                value = await invoked
     except BaseExceptionGroup:  # a task group in the tool: its children asked, or failed
         return _group_outcome(tool)  # (no "as" name: every local is kept while a tool waits)
     except ToolError as exc:
