@@ -46,7 +46,7 @@ class Stream:
         self.public_id: RequestId | None = None  # 2026: the client's own id (the session uses its own)
         self.status = 200  # 2026: the HTTP status of a JSON answer (errors map to 400/404)
         self.answering = True  # the POST has not yet chosen between a JSON and an SSE answer
-        self._waiting: list[asyncio.Future[None]] | None = None
+        self._waiting: asyncio.Future[None] | list[asyncio.Future[None]] | None = None
 
     def push(self, payload: bytes, final: bool) -> None:
         self.events.append((self.next_seq, payload, final))
@@ -63,9 +63,14 @@ class Stream:
     def notify(self) -> None:
         """Wake every waiter."""
         waiting, self._waiting = self._waiting, None
-        for change in waiting or ():
-            if not change.done():
-                change.set_result(None)
+        if waiting is None:
+            return
+        if type(waiting) is list:
+            for change in waiting:
+                if not change.done():
+                    change.set_result(None)
+        elif not waiting.done():  # type: ignore[union-attr]
+            waiting.set_result(None)  # type: ignore[union-attr]
 
     def changed(self) -> asyncio.Future[None]:
         """A future done at the next :meth:`notify`: ``await stream.changed()`` is :meth:`wait`
@@ -75,10 +80,13 @@ class Stream:
         cannot cancel another's wait.
         """
         change: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        if self._waiting is None:
-            self._waiting = [change]
+        waiting = self._waiting
+        if waiting is None:
+            self._waiting = change  # the one waiter (the common case): no list for it
+        elif type(waiting) is list:
+            waiting.append(change)
         else:
-            self._waiting.append(change)
+            self._waiting = [waiting, change]  # type: ignore[list-item]
         return change
 
     async def wait(self, timeout: float | None = None) -> None:
