@@ -58,7 +58,8 @@ the wrong kind of thing), ``InvalidAnswer`` a ``ValueError``, ``ElicitationTimeo
     │   ├── AuthorizationTimeout      nobody finished signing in in the browser in time (also a TimeoutError)
     │   ├── TokenStoreError           the token store cannot be read or written
     │   ├── InvalidToken              (server side) a bearer token the resource server refused: 401
-    │   └── ConnectionFailed          (server side) ctx.authorize connected nothing: declined, refused, ...
+    │   ├── ConnectionFailed          (server side) ctx.authorize connected nothing: declined, refused, ...
+    │   └── SignInNeeded              (gateway) an ``oauth`` backend has no usable token: ``elicitkit auth login``
     └── TaskError                     the Tasks extension's store or state machine
         ├── TaskExists
         ├── TaskStoreUnavailable      the store cannot be reached (also an MCPError: -32603, try again)
@@ -129,7 +130,7 @@ from elicitkit.elicitation.errors import (  # noqa: E402
 )
 from elicitkit.elicitation.patterns import UnsupportedPattern  # noqa: E402
 from elicitkit.elicitation.requests import InvalidRequest  # noqa: E402
-from elicitkit.gateway.errors import BackendUnavailable, ConfigError  # noqa: E402
+from elicitkit.gateway.errors import BackendUnavailable, ConfigError, SignInNeeded  # noqa: E402
 from elicitkit.protocol.errors import ConnectionClosed, LocalProtocolError, MCPError, RequestTimeout  # noqa: E402
 from elicitkit.protocol.jsonrpc import InvalidMessage  # noqa: E402
 from elicitkit.protocol.modern import InvalidToolHeaders  # noqa: E402
@@ -188,6 +189,7 @@ __all__ = [
     "SchemaError",
     "ServerUnreachable",
     "SessionExpired",
+    "SignInNeeded",
     "StateMismatch",
     "TaskCancelled",
     "TaskError",

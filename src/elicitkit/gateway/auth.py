@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
-from elicitkit.errors import AuthError
+from elicitkit.gateway.errors import SignInNeeded
 
 if TYPE_CHECKING:
     from elicitkit.auth.base import AuthProvider
@@ -192,10 +192,6 @@ class BackendAuth(_Strict):
                 raise ValueError("client_secret_env needs client_id (a client registered by hand)")
             _secret(self.client_secret_env)
         return self
-
-
-class SignInNeeded(AuthError):
-    """A backend with ``type = "oauth"`` has no usable token and the gateway cannot sign in for it."""
 
 
 class _NoPerson:

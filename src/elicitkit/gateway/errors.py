@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from elicitkit.errors import ElicitkitError
+from elicitkit.errors import AuthError, ElicitkitError
 from elicitkit.protocol.errors import MCPError
 
-__all__ = ["BackendUnavailable", "ConfigError"]
+__all__ = ["BackendUnavailable", "ConfigError", "SignInNeeded"]
 
 
 class ConfigError(ElicitkitError, ValueError):
@@ -14,3 +14,8 @@ class ConfigError(ElicitkitError, ValueError):
 
 class BackendUnavailable(MCPError):
     """A backend could not be started or reached, or its connection died mid-call (names the backend)."""
+
+
+class SignInNeeded(AuthError):
+    """A gateway backend with ``type = "oauth"`` has no usable token, and the gateway has no person
+    to sign in for it: ``elicitkit auth login URL`` where the gateway runs."""
