@@ -112,7 +112,7 @@ def test_round_trip_stamps_binding_expiry_and_nonce(codec: AeadStateCodec, ring:
     assert not opened.answer_matches("date", {**QUESTION, "params": {"message": "Other?"}})
     assert not opened.answer_matches("missing", QUESTION)
     version, kid, _ = token.split(".")
-    assert (version, kid) == ("v1", ring.sealing_key_id)
+    assert (version, kid) == ("v2", ring.sealing_key_id)
     assert "=" not in token and "+" not in token and "/" not in token
 
 
@@ -153,7 +153,7 @@ def test_failures_share_the_public_message_and_have_distinct_reasons(codec: Aead
     cases: dict[str, tuple[object, StateBinding]] = {
         "not a string": (42, bind()),
         "oversized": ("v1." + "A" * 70_000, bind()),
-        "bad prefix": ("v2" + token[2:], bind()),
+        "bad prefix": ("v9" + token[2:], bind()),
         "unknown key id": (other_ring_token, bind()),
         "bad base64url": (token + "!", bind()),
         "truncated": (token[: token.rindex(".") + 37], bind()),
@@ -287,6 +287,21 @@ def test_seal_refuses_what_open_would_refuse(codec: AeadStateCodec) -> None:
         codec.seal(payload(app=float("nan")), bind())
 
 
+@pytest.mark.parametrize("principal", [None, "alice", "null"])
+@pytest.mark.parametrize("app", [None, {"n": None}, "null"])
+def test_seal_finds_nan_and_infinity_wherever_the_nulls_are(codec: AeadStateCodec, principal: Any, app: Any) -> None:
+    # The seal counts the nulls it wrote itself (principal, app) instead of walking the answers:
+    # a NaN or an infinity in an answer is still refused, with or without other nulls around it.
+    for bad in (float("nan"), float("inf"), -float("inf")):
+        answers = {"date": {"action": "accept", "content": {"n": bad}}}
+        with pytest.raises(ValueError, match="only JSON values"):
+            codec.seal(payload(answers=answers, app=app), bind(principal=principal))
+    fine = {"date": {"action": "accept", "content": {"n": None, "s": "null"}}}
+    token = codec.seal(payload(answers=fine, app=app), bind(principal=principal))
+    opened = codec.open(token, bind(principal=principal))
+    assert opened.answers == fine and opened.app == app and opened.principal == principal
+
+
 # -- binding ------------------------------------------------------------------------------
 
 
@@ -340,7 +355,7 @@ def test_foreign_key_under_a_known_id_fails_authentication(ring: KeyRing, clock:
     ours = AeadStateCodec(ring, clock=clock)
     theirs = AeadStateCodec(KeyRing.generate(), clock=clock)
     _, _, blob = split(theirs.seal(payload(), bind()))
-    forged = join("v1", ring.sealing_key_id, blob)
+    forged = join("v2", ring.sealing_key_id, blob)
     assert rejected(ours, forged).startswith("authentication failed")
 
 
@@ -536,3 +551,84 @@ def test_spent_states_are_forgotten_once_they_would_have_expired(clock: Clock) -
     clock.now += 11
     assert spent.claim("fresh", int(NOW) + 100)
     assert len(spent) == 1
+
+
+# -- token versions -----------------------------------------------------------------------
+
+# A v1 token (two AES-GCM layers) as sealed before v2, by the code of 52d1a3d, for tools/call
+# book_table {"party_size": 4} by alice at NOW (expiring 600 s later), under the master key
+# b"\x07" * 32: a round in flight across an upgrade still opens.
+V1_KEY = b"\x07" * 32
+V1_TOKEN = (
+    "v1.2BBNmvu6.JzsP5c5t_vvktl1WhKe8ewqmoU2iRAbNr4AuGMSgDG5EGmIHI7qbubi5iVQ6qFWcH97PA92Gb0yNnEK2LrOcUmfZgflc6Yu"
+    "kT2HkuyLpk2E87yhhJ4nfDa157efpWpzwC-9OC55FmB_rcVEcHKFE2FGQU10Y2qLYPESg-pakGWhl7A7bU4mpSWRmh9yZHme2CetPGgBGhj"
+    "nyeGh5dTt4IGFwOddKRm20OTOKll6W3L1uJxZGY8aB8ucfgAPUT_GURSRT_psUU3waL02ypxCADgYXWnofeHAY2a0kQmlmHB5YVxPwCEu179"
+    "p-c9vBml5hXlHEvxJ0OWJMAyM5BsXt9aJKHz_N4fJiZf5WVbV0Q025SyGtB2RRDRFgUo2Rc5X7dru-rfMOuugS_8RRuANLdL5K932LbjczIiw"
+    "SblinByVYhlBmCFgn8vNKo_npHGyE_kK2VcvDz0g0NIboDJPeXbe-1hnv7CrPFoYm88OLDq_SlfD2KlptObf6irXjW3b155NKHRaBLWfYorXm"
+    "C6G5IZSjg9m7qmdiaHDZzd4YOdzO7g4lrg1FnuKlQSj1ik7Tb0Sv5oEg4WaNWoyjYjpA38nt_zyUlR6pWmVkC4KNTf-y-uHBTqs5wmJoH-61e"
+    "2k3T1I0dmXD7BepZJraZE7QDxedxG15stD3-ILIrVDJdQbQVdh0Jy8EizY"
+)
+V1_QUESTION = {"method": "elicitation/create", "params": {"message": "Which date?"}}
+
+
+def _v1_binding(**changes: Any) -> StateBinding:
+    fields: dict[str, Any] = {
+        "method": "tools/call",
+        "target": "book_table",
+        "arguments": {"party_size": 4},
+        "principal": "alice",
+    }
+    fields.update(changes)
+    return bind(**fields)
+
+
+def test_a_v1_token_sealed_before_the_upgrade_still_opens(clock: Clock) -> None:
+    codec = AeadStateCodec(KeyRing.from_secrets([V1_KEY]), clock=clock)
+    opened = codec.open(V1_TOKEN, _v1_binding())
+    assert (opened.round, opened.principal, opened.app, opened.exp) == (1, "alice", {"step": "confirm"}, NOW + 600)
+    assert opened.answer_matches("date", V1_QUESTION)
+    assert opened.answers["date"] == {"action": "accept", "content": {"date": "2025-12-26"}}
+    # and refuses as it did: another request, the outer or the inner layer changed, expired
+    assert rejected(codec, V1_TOKEN, _v1_binding(target="x")) == (
+        "replayed against another target (sealed for 'book_table', got 'x')"
+    )
+    assert rejected(codec, V1_TOKEN, _v1_binding(principal="mallory")) == "replayed by another principal"
+    parts = split(V1_TOKEN)
+    for index in (0, 20, len(parts[2]) - 1):
+        assert rejected(codec, join(*_flip(parts, index))).startswith("authentication failed"), index
+    assert rejected(codec, "v2" + V1_TOKEN[2:], _v1_binding()).startswith("authentication failed")
+    clock.now = NOW + 600
+    assert rejected(codec, V1_TOKEN, _v1_binding()) == "expired 0s ago"
+
+
+def test_a_v2_token_is_one_layer_under_the_binding(codec: AeadStateCodec, ring: KeyRing) -> None:
+    """One AES-GCM layer (nonce, payload, tag): no second copy of the binding, no second layer;
+    read as v1 (the version is authenticated) it does not open."""
+    token = codec.seal(payload(), bind())
+    version, kid, blob = split(token)
+    key = ring._lookup(kid)
+    assert version == "v2" and key is not None
+    body = key.single.decrypt(blob[:12], blob[12:], rs._binding_aad(kid, bind()._fields(), "v2"))
+    assert rs._fast_payload(body) == codec.open(token, bind())
+    assert body.count(b"book_table") == 1
+    assert rejected(codec, "v1" + token[2:]).startswith("authentication failed")
+
+
+def test_a_v2_token_claiming_another_binding_is_only_believed_once_authenticated(
+    codec: AeadStateCodec, ring: KeyRing
+) -> None:
+    """The failure path reads the binding without the tag; a token forged to claim one (the
+    counter-mode bytes edited to spell another target) is refused as tampered, not as a replay."""
+    token = codec.seal(payload(), bind())
+    version, kid, blob = split(token)
+    stream_edit = bytearray(blob)
+    sealed_target = b'"target":"book_table"'
+    key = ring._lookup(kid)
+    assert key is not None
+    plain = key.single.decrypt(blob[:12], blob[12:], rs._binding_aad(kid, bind()._fields(), "v2"))
+    at = 12 + plain.index(sealed_target)
+    for i, (old, new) in enumerate(zip(sealed_target, b'"target":"lose_table"', strict=True)):
+        stream_edit[at + i] ^= old ^ new
+    forged = join(version, kid, bytes(stream_edit))
+    assert rejected(codec, forged, bind(target="lose_table")).startswith("authentication failed")
+    assert rejected(codec, forged).startswith("authentication failed")

@@ -12,6 +12,7 @@ import hmac
 import os
 from collections.abc import Iterable, Mapping, Sequence
 
+from cryptography.hazmat.primitives.ciphers import algorithms
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from elicitkit.backplane.sealing import Sealer
@@ -33,12 +34,16 @@ class KeyRingError(ElicitkitError, ValueError):
 class Key:
     """One master key's derived ciphers and id; the raw bytes are not kept as an attribute."""
 
-    __slots__ = ("_root", "inner", "kid", "outer")
+    __slots__ = ("_root", "inner", "kid", "outer", "single", "single_aes")
 
     def __init__(self, key: bytes) -> None:
         self.kid = b64encode(hashlib.sha256(_LABEL + b"key-id\x00" + key).digest()[:6])
         self.outer = AESGCM(hmac.new(key, _LABEL + b"outer", hashlib.sha256).digest())
         self.inner = AESGCM(hmac.new(key, _LABEL + b"inner", hashlib.sha256).digest())
+        # v2 tokens: one AES-GCM layer; its block cipher too, to read a refused token's binding
+        # for the log (then authenticated under it) without a second layer on every round.
+        single = hmac.new(key, _LABEL + b"single-v2", hashlib.sha256).digest()
+        self.single, self.single_aes = AESGCM(single), algorithms.AES(single)
         self._root = hmac.new(key, _LABEL + b"derive", hashlib.sha256).digest()  # other uses' keys
 
     def sealer(self, label: bytes) -> Sealer:

@@ -6,11 +6,14 @@ an AEAD, bound to the request it belongs to (method, target, arguments, principa
 short expiry. Opening fails closed with one exception whose wire message never says why; the
 real reason is for the server log.
 
-Token: ``"v1." + kid + "." + base64url(nonce || ciphertext)``, no padding. The ciphertext has two
-AES-256-GCM layers. The outer one (associated data: version and key id) proves the token is
-ours and records which request it was sealed for, so a replay can be logged as "other tool"
-rather than "tampered". The inner one holds the payload under the binding as associated data,
-so a token for one request cannot be decrypted for another even if the comparison were wrong.
+Token: ``"v2." + kid + "." + base64url(nonce || ciphertext)``, no padding: one AES-256-GCM
+layer over the payload (which holds the binding), with the version, the key id and the binding
+as associated data, so a token for one request cannot be decrypted for another even if the
+comparison of bindings were wrong. Only when that fails does the codec read the payload's
+binding without the tag (GCM is counter mode underneath) and authenticate the token under it:
+if that holds, the token is ours and was sealed for another request, logged as "other tool"
+rather than "tampered". ``v1`` tokens (two layers: an outer one recording the binding, an inner
+one under it) are still opened, so rounds in flight survive an upgrade; they are no longer sealed.
 
 Sans-I/O: no event loop, no logging; the clock is injectable.
 """
@@ -32,13 +35,14 @@ from typing import Any, ClassVar, Protocol, cast, runtime_checkable
 
 import orjson
 from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers import Cipher, modes
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from elicitkit._models import constructor
 from elicitkit.errors import ElicitkitError
 from elicitkit.protocol.errors import INVALID_PARAMS, MCPError
 from elicitkit.protocol.modern import NAME_PARAM, RESERVED_PARAMS
-from elicitkit.server.rounds.keys import KeyRing, b64decode, b64encode, load_keyring
+from elicitkit.server.rounds.keys import Key, KeyRing, b64decode, b64encode, load_keyring
 
 __all__ = [
     "DEFAULT_TTL_SECONDS",
@@ -58,7 +62,8 @@ __all__ = [
     "fingerprint_question",
 ]
 
-TOKEN_VERSION = "v1"
+TOKEN_VERSION = "v2"
+TOKEN_V1 = "v1"  # two layers: opened, no longer sealed
 PAYLOAD_VERSION = 1
 DEFAULT_TTL_SECONDS = 600
 MAX_TOKEN_CHARS = 64 * 1024
@@ -359,9 +364,9 @@ class AeadStateCodec:
         """
         key = self.keyring._sealing()
         ttl = self.ttl_seconds if ttl_seconds is None else ttl_seconds
-        # The three random values a seal needs (the payload's nonce, the inner and the outer AES
-        # nonce) from one read of the OS's CSPRNG, each its own bytes: one syscall, not three.
-        rand = os.urandom(_PAYLOAD_NONCE + 2 * _NONCE)
+        # The two random values a seal needs (the payload's nonce and the AES nonce) from one
+        # read of the OS's CSPRNG, each its own bytes: one syscall, not two.
+        rand = os.urandom(_PAYLOAD_NONCE + _NONCE)
         # The stamped payload as a plain dict in field order: what ``model_copy(update=...)``
         # and ``model_dump()`` gave, without pydantic on the round's path.
         stamped = {
@@ -381,12 +386,8 @@ class AeadStateCodec:
             body = _payload_json(stamped)
         except (TypeError, ValueError) as exc:
             raise ValueError("SealedState answers and app must hold only JSON values") from exc
-        inner_nonce = rand[_PAYLOAD_NONCE : _PAYLOAD_NONCE + _NONCE]
-        inner = inner_nonce + key.inner.encrypt(inner_nonce, body, _binding_aad(key.kid, binding))
-        recorded = _strings_json(binding._fields())
-        outer_nonce = rand[_PAYLOAD_NONCE + _NONCE :]
-        plain = _LEN.pack(len(recorded)) + recorded + inner
-        blob = outer_nonce + key.outer.encrypt(outer_nonce, plain, _header_aad(key.kid))
+        nonce = rand[_PAYLOAD_NONCE:]
+        blob = nonce + key.single.encrypt(nonce, body, _binding_aad(key.kid, binding._fields(), TOKEN_VERSION))
         token = f"{TOKEN_VERSION}.{key.kid}.{b64encode(blob)}"
         if len(token) > self.max_token_chars:
             raise ValueError(f"sealed state is {len(token)} characters, over the {self.max_token_chars} limit")
@@ -403,9 +404,9 @@ class AeadStateCodec:
         if len(token) > self.max_token_chars:
             raise InvalidRequestState(f"oversized ({len(token)} characters, limit {self.max_token_chars})")
         parts = token.split(".")
-        if len(parts) != 3 or parts[0] != TOKEN_VERSION:
+        if len(parts) != 3 or (parts[0] != TOKEN_VERSION and parts[0] != TOKEN_V1):
             raise InvalidRequestState(f"bad prefix or shape (expected '{TOKEN_VERSION}.<kid>.<data>')")
-        _, kid, data = parts
+        version, kid, data = parts
         key = self.keyring._lookup(kid)
         if key is None:
             raise InvalidRequestState(f"unknown key id {_preview(kid)}")
@@ -414,20 +415,14 @@ class AeadStateCodec:
             raise InvalidRequestState("bad base64url data")
         if len(blob) < _MIN_BLOB:
             raise InvalidRequestState(f"truncated ({len(blob)} bytes)")
-        try:
-            plain = key.outer.decrypt(blob[:_NONCE], blob[_NONCE:], _header_aad(kid))
-        except InvalidTag:
-            raise InvalidRequestState(
-                "authentication failed (tampered, cut short, or sealed with another key under this id)"
-            ) from None
-        recorded, inner = _split_outer(plain)
-        why = _mismatch(recorded, binding)
-        if why is not None:
-            raise InvalidRequestState(why)
-        try:
-            body = key.inner.decrypt(inner[:_NONCE], inner[_NONCE:], _binding_aad(kid, binding))
-        except InvalidTag:
-            raise InvalidRequestState("inner authentication failed for this binding") from None
+        fields = binding._fields()
+        if version == TOKEN_VERSION:
+            try:
+                body = key.single.decrypt(blob[:_NONCE], blob[_NONCE:], _binding_aad(kid, fields, version))
+            except InvalidTag:
+                raise InvalidRequestState(_why_refused(key, kid, blob, binding)) from None
+        else:
+            body = _open_v1(key, kid, blob, binding)
         payload = _fast_payload(body)
         if payload is None:  # not the shape seal() writes: the strict model decides
             try:
@@ -455,11 +450,57 @@ class AeadStateCodec:
 
 @functools.lru_cache(maxsize=64)
 def _header_aad(kid: str) -> bytes:
-    return canonical_json(["elicitkit/requestState", TOKEN_VERSION, kid])
+    return canonical_json(["elicitkit/requestState", TOKEN_V1, kid])
 
 
-def _binding_aad(kid: str, binding: StateBinding) -> bytes:
-    return _strings_json(["elicitkit/requestState", TOKEN_VERSION, kid, *binding._fields()])
+def _binding_aad(kid: str, fields: Sequence[str | None], version: str = TOKEN_V1) -> bytes:
+    return _strings_json(["elicitkit/requestState", version, kid, *fields])
+
+
+_TAMPERED = "authentication failed (tampered, cut short, or sealed with another key under this id)"
+
+
+def _why_refused(key: Key, kid: str, blob: bytes, binding: StateBinding) -> str:
+    """Why a v2 token did not open for ``binding``, for the log (the failure path only).
+
+    AES-GCM is counter mode plus a tag: the payload can be read without the tag (the counter
+    starts at the nonce followed by 2). What it says is trusted only once the token
+    authenticates under the binding it names; then the token is ours, sealed for another
+    request, and the mismatch is named as a v1 token's outer layer named it."""
+    nonce, sealed = blob[:_NONCE], blob[_NONCE:-_TAG]
+    try:
+        decryptor = Cipher(key.single_aes, modes.CTR(nonce + b"\x00\x00\x00\x02")).decryptor()
+        plain = decryptor.update(sealed) + decryptor.finalize()
+        try:
+            claimed = orjson.loads(plain)
+        except orjson.JSONDecodeError:  # lone surrogates (written with surrogatepass): the stdlib reads them
+            claimed = json.loads(plain)
+        recorded = [claimed["method"], claimed["target"], claimed["arguments_digest"], claimed["principal"]]
+        if not all(value is None or type(value) is str for value in recorded):
+            return _TAMPERED
+        key.single.decrypt(nonce, blob[_NONCE:], _binding_aad(kid, recorded, TOKEN_VERSION))
+    except (InvalidTag, ValueError, TypeError, KeyError, UnicodeDecodeError):  # not ours as it stands
+        return _TAMPERED
+    why = _mismatch(recorded, binding)
+    # None: the token is ours and names this binding, yet did not open under it (a comparison
+    # gone wrong); the layer under the binding refused it all the same.
+    return why if why is not None else "inner authentication failed for this binding"
+
+
+def _open_v1(key: Key, kid: str, blob: bytes, binding: StateBinding) -> bytes:
+    """The payload of a v1 token (two layers), sealed before v2; every failure as before."""
+    try:
+        plain = key.outer.decrypt(blob[:_NONCE], blob[_NONCE:], _header_aad(kid))
+    except InvalidTag:
+        raise InvalidRequestState(_TAMPERED) from None
+    recorded, inner = _split_outer(plain)
+    why = _mismatch(recorded, binding)
+    if why is not None:
+        raise InvalidRequestState(why)
+    try:
+        return key.inner.decrypt(inner[:_NONCE], inner[_NONCE:], _binding_aad(kid, binding._fields()))
+    except InvalidTag:
+        raise InvalidRequestState("inner authentication failed for this binding") from None
 
 
 def _strings_json(values: list[str | None]) -> bytes:
@@ -479,7 +520,11 @@ def _payload_json(stamped: dict[str, Any]) -> bytes:
         fast = orjson.dumps(stamped, option=orjson.OPT_SORT_KEYS)
     except TypeError:
         return canonical_json(stamped)
-    if _finite(stamped["answers"]) and _finite(stamped["app"]):
+    # Every NaN or infinity adds a ``null`` to the bytes, as does each None the codec wrote (the
+    # principal, the app). As many as those, and there is none: no walk of the answers needed
+    # (more, say a real null in an answer or "null" inside a string, and the walk decides).
+    nulls = (stamped["principal"] is None) + (stamped["app"] is None)
+    if fast.count(b"null") == nulls or (_finite(stamped["answers"]) and _finite(stamped["app"])):
         return fast
     return canonical_json(stamped)  # raises: NaN and infinities are not JSON
 
