@@ -32,7 +32,7 @@ from elicitkit.client.rounds import (
 from elicitkit.elicitation.answers import parse_result
 from elicitkit.elicitation.errors import ElicitationError, InvalidAnswer, UrlElicitationRequired
 from elicitkit.elicitation.requests import ElicitRequest, FormRequest, InvalidRequest, Origin, UrlRequest, parse_request
-from elicitkit.elicitation.results import ElicitationResult
+from elicitkit.elicitation.results import CheckedAcceptance, ElicitationResult
 from elicitkit.protocol.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -116,6 +116,8 @@ class ElicitationResponder:
                 raise MCPError(INVALID_PARAMS, exc.message, exc.data) from None
             logger.warning("refused an input request (sent as a decline): %s", exc.message)
             return {"action": "decline"}
+        if isinstance(answer, CheckedAcceptance) and answer.question is request:
+            return answer.to_wire()  # checked against this very question's schema in this process
         wire = to_wire_answer(answer)
         schema = request.requested_schema if isinstance(request, FormRequest) else None
         try:

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from elicitkit.elicitation.requests import FormRequest
 
 T = TypeVar("T")
 
@@ -106,3 +109,16 @@ class CancelledElicitation(ElicitationResult[Any]):
     """The user dismissed the question (closed the dialog, pressed Esc...)."""
 
     action: ClassVar[ElicitationAction] = ElicitationAction.CANCEL
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedAcceptance(AcceptedElicitation[dict[str, Any]]):
+    """An accepted form whose ``content`` this process already checked against the schema of
+    ``question`` (defaults filled): the client's responder sends it without checking it again.
+
+    The gateway gives it: the host's answer was validated once by the gateway's server side, and
+    the same content against the same schema need not be judged twice in one process (one
+    validation per side). The responder trusts it only for the very request it names.
+    """
+
+    question: FormRequest | None = field(default=None, kw_only=True)

@@ -371,12 +371,14 @@ class Backend:
             if refused is not None:
                 logger.warning("declined a URL question: %s", refused)
                 return ElicitationResult.decline(refused)
-        return await self._ask(lease, ELICIT, {}, request)
+        call = lease.call
+        if call is None:  # not during a call: nobody to put it to
+            return {"action": "decline"}
+        return await call.ask(ELICIT, {}, request)
 
     async def _ask(self, lease: Lease, method: str, params: JSON, request: ElicitRequest | None) -> JSON:
         call = lease.call
         if call is None:  # not during a call: nobody to put it to
-            if method == ELICIT:
-                return {"action": "decline"}
             raise MCPError(INTERNAL_ERROR, f"backend {self.name!r} asked {method} outside any call")
-        return await call.ask(method, params, request)
+        answer = await call.ask(method, params, request)
+        return answer.to_wire() if isinstance(answer, ElicitationResult) else answer

@@ -36,6 +36,7 @@ from elicitkit.elicitation.errors import (
     UrlElicitationRequired,
 )
 from elicitkit.elicitation.requests import ElicitRequest, FormRequest, UrlRequest
+from elicitkit.elicitation.results import AcceptedElicitation, CheckedAcceptance
 from elicitkit.elicitation.schema import Form, form_from_schema
 from elicitkit.gateway.fleet import HolderGone, RemoteCall
 from elicitkit.protocol.errors import (
@@ -182,7 +183,7 @@ class InlineCall:
         self.waiting = False  # the owner is in the backend request (only then is it interrupted)
         self.interrupted = False  # the owner was cancelled to stop it (a cancel scope cost as much again)
 
-    async def ask(self, method: str, params: JSON, request: ElicitRequest | None) -> JSON:
+    async def ask(self, method: str, params: JSON, request: ElicitRequest | None) -> JSON | CheckedAcceptance:
         """From the backend side: put the question to the host now, answer with the host's answer."""
         scope = self.scope
         if scope is None or self.abort is not None:  # the host's call is over: nobody to put it to
@@ -190,13 +191,13 @@ class InlineCall:
         self.asked += 1
         question = Question.__new__(Question)  # no answer future: the answer is returned
         question.method, question.params, question.request, question.key = method, params, request, f"g{self.asked}"
-        answer: JSON | BaseException
+        answer: JSON | CheckedAcceptance | BaseException
         task = asyncio.current_task()
         if task is not None:
             self.asking.add(task)
         try:
             try:
-                answer = await put_to_host(scope, question)
+                answer = await ask_host(scope, question)
             except (ElicitationError, MCPError) as exc:
                 answer = _refusal(question, exc)
         except Exception as exc:  # ends the host's call (the page link, -32042...): the backend's stops
@@ -397,6 +398,14 @@ async def put_to_host(scope: RequestScope, question: Question) -> JSON:
     """Ask the host ``question`` through the request's scope, the way a tool's own ``ctx`` asks:
     capability checks, the schema gated for the host's version, the page ladder, the era's way
     of asking (now, or in the round)."""
+    answer = await ask_host(scope, question)
+    return answer.to_wire() if isinstance(answer, CheckedAcceptance) else answer
+
+
+async def ask_host(scope: RequestScope, question: Question) -> JSON | CheckedAcceptance:
+    """:func:`put_to_host`, an accepted form kept as a :class:`CheckedAcceptance` when the host's
+    answer was checked against the backend's own schema (not a down-converted one): the backend
+    connection's responder then sends it on without judging the same content a second time."""
     request = question.request
     key = question.key
     if question.method != ELICIT or request is None:
@@ -404,7 +413,14 @@ async def put_to_host(scope: RequestScope, question: Question) -> JSON:
         return answer if isinstance(answer, dict) else {}
     if isinstance(request, FormRequest):
         form = _form_of(request.requested_schema)
-        return (await asking.ask_form(scope, request.message, form, key=key)).to_wire()
+        result = await asking.ask_form(scope, request.message, form, key=key)
+        if (
+            type(result) is AcceptedElicitation
+            and result.content is not None
+            and form.schema_for(scope.protocol_version or LATEST_LEGACY) is form.schema
+        ):  # checked against form.schema: the backend's requestedSchema less its root title/description
+            return CheckedAcceptance(data=result.content, content=result.content, question=request)
+        return result.to_wire()
     return await _put_url(scope, request, key)
 
 
