@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from elicitkit import ElicitationResult, FormRequest, UrlRequest
+from elicitkit import Client, ElicitationResult, FormRequest, InputRequiredResult, UrlRequest
 from elicitkit.elicitation.requests import ElicitRequest
 from kit.processes import serve_on_free_port
 
@@ -89,3 +89,17 @@ class Person:
 
     def forms(self) -> list[str]:
         return [r.message for r in self.asked if isinstance(r, FormRequest)]
+
+
+async def start(target: Any, tool: str, mark: str) -> InputRequiredResult:
+    """A 2026 host's first round of ``tool`` at ``target`` (a gateway, or its URL), left unanswered."""
+    async with Client(target, mode="modern", elicitation_callback=Person()) as host:
+        pending = await host.call_tool(tool, {"mark": mark}, input_required="return")
+    assert isinstance(pending, InputRequiredResult)
+    return pending
+
+
+async def resume(target: Any, pending: InputRequiredResult, **options: Any) -> Any:
+    """Another 2026 host carries ``pending`` on at ``target`` (wherever the balancer sends it)."""
+    async with Client(target, mode="modern", elicitation_callback=Person()) as host:
+        return await host.resume(pending, **options)

@@ -17,60 +17,24 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
-import httpx
 import pytest
-from pydantic import BaseModel
 
 from elicitkit import AcceptedElicitation, Client, Context, ElicitationResult, Server
 from elicitkit.auth import StaticToken
 from elicitkit.elicitation.requests import ElicitRequest, FormRequest, UrlRequest
 from elicitkit.gateway import Gateway, parse_config
-from elicitkit.server.auth import AccessToken, JWTVerifier, ResourceServer
+from elicitkit.server.auth import JWTVerifier, ResourceServer
 from elicitkit.server.tasks.store import InMemoryTaskStore
 from elicitkit.transports.http.serve import serve_http_background
-from kit.oidc import AuthorizationServer, authorization_server
+from kit.oidc import authorization_server
 from kit.oidc.consent import chromium, connect_in_browser, forget_sign_ins
 from kit.processes import free_port
 
+from .auth_support import HOST_SECRET, Recording, Seats, machine, token_for
+
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(180)]
 
-HOST_SECRET = "host-secret-that-is-long-enough-for-hs256-too"
 CONNECT_SECRET = "connect-secret-that-is-long-enough-for-hs256"
-
-
-class Seats(BaseModel):
-    seats: int
-
-
-class Recording:
-    def __init__(self, inner: JWTVerifier) -> None:
-        self.inner = inner
-        self.seen: list[str] = []
-
-    async def verify(self, token: str) -> AccessToken:
-        self.seen.append(token)
-        return await self.inner.verify(token)
-
-
-def host_client(client_id: str) -> dict[str, Any]:
-    return {
-        "client_id": client_id,
-        "client_secret": HOST_SECRET,
-        "grant_types": ["client_credentials"],
-        "redirect_uris": [],
-        "response_types": [],
-    }
-
-
-async def token_for(provider: AuthorizationServer, client_id: str, resource: str) -> str:
-    async with httpx.AsyncClient(trust_env=False, timeout=10) as http:
-        answer = await http.post(
-            provider.metadata["token_endpoint"],
-            data={"grant_type": "client_credentials", "resource": resource, "scope": "mcp:tools"},
-            auth=(client_id, HOST_SECRET),
-        )
-    assert answer.status_code == 200, answer.text
-    return str(answer.json()["access_token"])
 
 
 def person(driver: Any, issuer: str, login: str, asked: list[ElicitRequest], seen: list[dict[str, str]]) -> Any:
@@ -110,7 +74,7 @@ async def test_each_person_signs_in_to_the_backend_with_their_own_account(
     }
     monkeypatch.setenv("GW_TEST_CONNECT_SECRET", CONNECT_SECRET)
     caplog.set_level(logging.DEBUG)
-    clients = [host_client("host-a"), host_client("host-b"), connect_client]
+    clients = [machine("host-a"), machine("host-b"), connect_client]
     with authorization_server(clients=clients, auto_consent=True) as provider:
         verifier = Recording(JWTVerifier(provider.issuer, backend_url))
         backend = Server("tickets")

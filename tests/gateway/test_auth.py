@@ -18,33 +18,23 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-from pydantic import BaseModel
 
 from elicitkit import AcceptedElicitation, Client, Context, ElicitationResult, Server
 from elicitkit.auth import StaticToken
 from elicitkit.gateway import Gateway, parse_config
 from elicitkit.protocol.errors import MCPError
-from elicitkit.server.auth import AccessToken, JWTVerifier, ResourceServer
+from elicitkit.server.auth import JWTVerifier, ResourceServer
 from elicitkit.transports.http.serve import serve_http_background
 from kit.oidc import AuthorizationServer, authorization_server
 from kit.processes import free_port
 from kit.raw import ACCEPT, headers_for, meta
 
+from .auth_support import HOST_SECRET, Recording, Seats, machine, token_for
+
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
 GATEWAY_SECRET = "gateway-secret-that-is-long-enough-for-hs256"
-HOST_SECRET = "host-secret-that-is-long-enough-for-hs256-too"
 MACHINES = ("gateway", "host-a", "host-b")
-
-
-def machine(client_id: str, secret: str) -> dict[str, Any]:
-    return {
-        "client_id": client_id,
-        "client_secret": secret,
-        "grant_types": ["client_credentials"],
-        "redirect_uris": [],
-        "response_types": [],
-    }
 
 
 @pytest.fixture(scope="module")
@@ -52,22 +42,6 @@ def provider() -> Iterator[AuthorizationServer]:
     clients = [machine("gateway", GATEWAY_SECRET), machine("host-a", HOST_SECRET), machine("host-b", HOST_SECRET)]
     with authorization_server(clients=clients) as server:
         yield server
-
-
-class Recording:
-    """The backend's verifier, keeping every token it was shown (to look for them in the logs)."""
-
-    def __init__(self, inner: JWTVerifier) -> None:
-        self.inner = inner
-        self.seen: list[str] = []
-
-    async def verify(self, token: str) -> AccessToken:
-        self.seen.append(token)
-        return await self.inner.verify(token)
-
-
-class Seats(BaseModel):
-    seats: int
 
 
 def protected_backend(provider: AuthorizationServer, url: str) -> tuple[Server, Recording]:
@@ -87,19 +61,6 @@ def protected_backend(provider: AuthorizationServer, url: str) -> tuple[Server, 
 
 async def person(request: Any) -> ElicitationResult[Any]:
     return ElicitationResult.accept({"seats": 2})
-
-
-async def token_for(provider: AuthorizationServer, client_id: str, resource: str) -> str:
-    async with httpx.AsyncClient(trust_env=False, timeout=10) as http:
-        answer = await http.post(
-            provider.metadata["token_endpoint"],
-            data={"grant_type": "client_credentials", "resource": resource, "scope": "mcp:tools"},
-            auth=(client_id, HOST_SECRET),
-        )
-    assert answer.status_code == 200, answer.text
-    token = answer.json()["access_token"]
-    assert isinstance(token, str)
-    return token
 
 
 @dataclass

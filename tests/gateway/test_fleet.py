@@ -26,7 +26,7 @@ from elicitkit.server.rounds import AeadStateCodec, KeyRing
 from kit.fleet import RedisServer, quick_client, redis_server
 from kit.raw import wait_until
 
-from .support import Person, backends
+from .support import Person, backends, resume, start
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
@@ -63,18 +63,6 @@ async def pair(redis: RedisServer, state: Path) -> AsyncIterator[tuple[Gateway, 
     prefix = f"gwf-{uuid.uuid4().hex[:8]}:"
     async with member(redis, prefix, "a") as one, member(redis, prefix, "b") as two:
         yield one, two
-
-
-async def start(gateway: Gateway, tool: str, mark: str) -> InputRequiredResult:
-    async with Client(gateway, mode="modern", elicitation_callback=Person()) as host:
-        pending = await host.call_tool(tool, {"mark": mark}, input_required="return")
-    assert isinstance(pending, InputRequiredResult)
-    return pending
-
-
-async def resume(gateway: Gateway, pending: InputRequiredResult, **options: Any) -> Any:
-    async with Client(gateway, mode="modern", elicitation_callback=Person()) as host:
-        return await host.resume(pending, **options)
 
 
 async def test_retries_alternating_instances_continue_the_one_backend_call(

@@ -32,7 +32,7 @@ from kit.fleet import Balancer, RedisServer, redis_server, round_robin
 from kit.page_tab import Tab
 from kit.processes import free_port, serve_several_on_free_ports
 
-from .support import Person, backends
+from .support import Person, backends, resume, start
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]
 
@@ -102,18 +102,6 @@ def gw_fleet(state: Path) -> Iterator[GatewayFleet]:
 
 def runs(state: Path, mark: str) -> int:
     return int((state / f"runs-{mark}").read_text())
-
-
-async def start(url: str, tool: str, mark: str) -> InputRequiredResult:
-    async with Client(url, mode="modern", elicitation_callback=Person()) as host:
-        pending = await host.call_tool(tool, {"mark": mark}, input_required="return")
-    assert isinstance(pending, InputRequiredResult)
-    return pending
-
-
-async def resume(url: str, pending: InputRequiredResult, **options: Any) -> Any:
-    async with Client(url, mode="modern", elicitation_callback=Person()) as host:
-        return await host.resume(pending, **options)
 
 
 async def test_a_2026_host_s_rounds_on_either_instance_continue_one_backend_call(
