@@ -11,9 +11,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from elicitkit.gateway import ConfigError, GatewayConfig, load_config, parse_config
+from elicitkit.gateway.auth import BackendAuth, FrontDoor
 
 from ._budget import fuzz_settings
 from ._strategies import json_values
+
+# Every key the models know, and one each they do not (refused, naming it).
+AUTH_KEYS = [*sorted(BackendAuth.model_fields), "client_secret"]
+FRONT_DOOR_KEYS = [*sorted(FrontDoor.model_fields), "audience"]
 
 backend_like = st.fixed_dictionaries(
     {},
@@ -27,20 +32,7 @@ backend_like = st.fixed_dictionaries(
         "timeout": json_values,
         "auth": st.one_of(
             st.dictionaries(
-                st.sampled_from(
-                    [
-                        "type",
-                        "client_id",
-                        "client_secret_env",
-                        "private_key_file",
-                        "key_id",
-                        "scopes",
-                        "token_store",
-                        "token_env",
-                        "issuer",
-                        "client_secret",
-                    ]
-                ),
+                st.sampled_from(AUTH_KEYS),
                 st.one_of(
                     st.sampled_from(["client_credentials", "oauth", "token", "connect", "FUZZ_SET", "FUZZ_UNSET"]),
                     st.sampled_from(["https://login.example.com", "nope", "/tmp"]),
@@ -54,9 +46,7 @@ backend_like = st.fixed_dictionaries(
     },
 )
 front_door = st.dictionaries(
-    st.sampled_from(
-        ["issuer", "resource", "scopes", "jwks_uri", "introspection", "client_id", "client_secret_env", "audience"]
-    ),
+    st.sampled_from(FRONT_DOOR_KEYS),
     st.one_of(st.sampled_from(["https://gw.example.com/mcp", "FUZZ_SET", "FUZZ_UNSET", "x"]), json_values),
     max_size=5,
 )
