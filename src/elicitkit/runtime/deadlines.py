@@ -42,9 +42,10 @@ T = TypeVar("T", bound=Timed)
 
 
 class _Slot:
-    __slots__ = ("handle", "members")
+    __slots__ = ("due", "handle", "members")
 
-    def __init__(self) -> None:
+    def __init__(self, due: float) -> None:
+        self.due = due
         self.members: set[Timed] = set()
         self.handle: asyncio.TimerHandle | None = None
 
@@ -66,10 +67,10 @@ class Deadlines:
         due = math.ceil((loop.time() + delay) / step) * step
         slot = self._slots.get(due)
         if slot is None:
-            slot = self._slots[due] = _Slot()
+            slot = self._slots[due] = _Slot(due)
             slot.handle = loop.call_at(due, self._expire, due, context=_TIMER_CONTEXT)
         slot.members.add(item)
-        item.due = due
+        item.due = slot.due  # (the slot's own float: its members share it)
 
     def remove(self, item: Timed) -> None:
         """No deadline for ``item`` any more (its slot and timer stay for others in it)."""

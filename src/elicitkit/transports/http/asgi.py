@@ -411,17 +411,17 @@ class StreamableHTTPHandler:
             stream.listeners += 1
             finished = gone = False
             watch = _DisconnectWatch(receive, hook)
+            del receive  # (the watch has what it needs: a bound method less while the stream waits)
             try:
                 while True:
                     if stream.done and cursor >= stream.next_seq - 1:
                         finished = True  # ended without a response (cancelled): close the stream
                         break
                     for seq, payload, final in stream.after(cursor):
-                        event_id = f"{stream.key}/{seq}" if with_ids else None
                         await send(
                             {
                                 "type": "http.response.body",
-                                "body": sse_event(payload, event_id=event_id),
+                                "body": sse_event(payload, event_id=f"{stream.key}/{seq}" if with_ids else None),
                                 "more_body": True,
                             }
                         )
@@ -443,6 +443,7 @@ class StreamableHTTPHandler:
                             {"type": "http.response.body", "body": f"retry: {retry}\n\n".encode(), "more_body": False}
                         )
                         break
+                    payload = b""  # (the last one written may be a question encoded afresh: not kept while waiting)
                     await stream.changed()
             except asyncio.CancelledError:
                 if not watch.was_disconnect():
@@ -580,6 +581,8 @@ def _forget_request(scope: Scope) -> None:
     server reads per message it writes (uvicorn reads ``method``), not the path, the client's
     address, the scope's table or its state, for as long as the stream stays open."""
     method = scope.get("method")
+    if method == "POST":
+        method = "POST"  # the one constant, not the copy uvicorn decoded for this request
     scope.clear()
     scope["type"] = "http"
     scope["method"] = method
