@@ -6,11 +6,11 @@ bound method and a float (about 250 bytes), and a question answered early leaves
 handle in the loop's heap until its time. Here deadlines share a timer per *slot*: a deadline
 is rounded up to a multiple of ``delay / 64`` (at most 1 s, at least 1 ms), so it fires never
 early and at most that much late (a 600 s question: within a second; a 0.1 s one: within
-2 ms), and everything due in one slot is one set entry.
+2 ms), and everything due in one slot is one dict entry.
 
 A slot's timer is not cancelled when its slot empties: the next deadline rounded to the same
-slot (the next call within that second) reuses it, so a request pays a set insert and
-discard, not a timer. :meth:`Deadlines.clear` (the peer closing) cancels every timer, so no
+slot (the next call within that second) reuses it, so a request pays a dict insert and
+removal, not a timer. :meth:`Deadlines.clear` (the peer closing) cancels every timer, so no
 timer keeps a closed peer alive.
 """
 
@@ -46,7 +46,7 @@ class _Slot:
 
     def __init__(self, due: float) -> None:
         self.due = due
-        self.members: set[Timed] = set()
+        self.members: dict[Timed, None] = {}  # (a dict: about half a set's bytes per member)
         self.handle: asyncio.TimerHandle | None = None
 
 
@@ -69,7 +69,7 @@ class Deadlines:
         if slot is None:
             slot = self._slots[due] = _Slot(due)
             slot.handle = loop.call_at(due, self._expire, due, context=_TIMER_CONTEXT)
-        slot.members.add(item)
+        slot.members[item] = None
         item.due = slot.due  # (the slot's own float: its members share it)
 
     def remove(self, item: Timed) -> None:
@@ -80,7 +80,7 @@ class Deadlines:
         item.due = None
         slot = self._slots.get(due)
         if slot is not None:
-            slot.members.discard(item)
+            slot.members.pop(item, None)
 
     def clear(self) -> None:
         """Forget every deadline and cancel every timer (nothing fires after this)."""

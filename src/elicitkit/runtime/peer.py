@@ -51,6 +51,28 @@ logger = logging.getLogger("elicitkit.peer")
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
 
 
+# Method names as constants: the name a request arrived with is a fresh string, which a call
+# waiting on a person would otherwise keep for as long as it waits.
+_METHODS = {
+    name: name
+    for name in (
+        "tools/call",
+        "tools/list",
+        "prompts/get",
+        "prompts/list",
+        "resources/read",
+        "resources/list",
+        "resources/templates/list",
+        "completion/complete",
+        "elicitation/create",
+        "sampling/createMessage",
+        "roots/list",
+        "ping",
+        "initialize",
+    )
+}
+
+
 class IncomingRequest:
     """A request from the other side, as seen by the handler that serves it."""
 
@@ -59,7 +81,7 @@ class IncomingRequest:
     def __init__(self, peer: Peer, request: Request, inbound: Inbound | None = None) -> None:
         self.peer = peer
         self.id = request.id
-        self.method = request.method
+        self.method = _METHODS.get(request.method, request.method)  # (a parked call keeps no copy of its name)
         self.params: dict[str, Any] = request.params if request.params is not None else {}
         # How the transport classified the request, when it did (HTTP); None: not yet.
         self.inbound = inbound
