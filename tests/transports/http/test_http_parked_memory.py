@@ -152,8 +152,9 @@ async def test_a_parked_question_holds_one_task_and_no_more_per_request() -> Non
     # done-callback method and context copy, the connection's own copies of both addresses, the
     # request's event id, body bytearray and method string); before that, 118-119 (the
     # endpoint's __call__ frame above its pump frame, the question's two bound methods, the
-    # tool's validated arguments kept by run_tool) and before that 145-146 (the watcher task and its coroutines, uvicorn's proxy-header
-    # frame, the stream's wait frame, the request's whole scope, the connection's HTTP parser).
+    # tool's validated arguments kept by run_tool) and before that 145-146 (the watcher task
+    # and its coroutines, uvicorn's proxy-header frame, the stream's wait frame, the request's
+    # whole scope, the connection's HTTP parser).
     assert blocks / PARKED < 93, blocks / PARKED
 
 
