@@ -295,6 +295,9 @@ def timed_protocol(
                 self._parser_dropped = True
             if cycle is not None and not cycle.body and type(cycle.body) is bytearray:
                 cycle.body = b""  # type: ignore[assignment]  # (its body read: no empty bytearray of its own)
+            if self._phase == _IDLE:  # its message is complete: uvicorn reads neither again
+                self.headers = _NO_HEADERS  # (a new request starts a list of its own)
+                self.url = b""
 
         def _reading(self, phase: int, limit: float | None) -> None:
             self._phase = phase
@@ -454,6 +457,9 @@ def timed_protocol(
     return TimedHttpToolsProtocol
 
 
+# A request's headers once its message is complete (see request_waits): uvicorn appends to a
+# fresh list per request, never to this one (a tuple, so that a change there fails loudly).
+_NO_HEADERS: list[tuple[bytes, bytes]] = ()  # type: ignore[assignment]
 REQUEST_TASK = "elicitkit-http-request"  # the name of uvicorn's task serving one HTTP request
 _CALLBACK_CONTEXT = contextvars.Context()
 
