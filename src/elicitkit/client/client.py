@@ -11,13 +11,14 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from contextlib import AbstractContextManager, AsyncExitStack
+from contextlib import AbstractAsyncContextManager, AbstractContextManager, AsyncExitStack
 from typing import Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel
 
 from elicitkit.client import tasks
 from elicitkit.client.connect import ClientMode, Connection, transport_for
+from elicitkit.client.listening import Changes, Listening, wanted_filter
 from elicitkit.client.responder import (
     ElicitationCallback,
     ElicitationResponder,
@@ -173,6 +174,7 @@ class Client:
         self.input_backoff = input_backoff
         self._stack: AsyncExitStack | None = None
         self._origin: tuple[JSON, Origin] | None = None  # (the server info it was made from, it)
+        self._listening = Listening()
         self.responder.asked = self
 
     # ------------------------------------------------------------------ lifecycle
@@ -458,6 +460,31 @@ class Client:
         outcome = await self._rounds("resources/read", {"uri": uri}, input_required=input_required)
         return outcome if isinstance(outcome, InputRequiredResult) else ReadResourceResult.model_validate(outcome)
 
+    def listen(
+        self,
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        resource_uris: Sequence[str] = (),
+        timeout: float | None = None,
+    ) -> AbstractAsyncContextManager[Changes]:
+        """Follow the server's changes, on any era: list changes of ``tools``, ``prompts`` and
+        ``resources``, and updates of the resources at ``resource_uris``::
+
+            async with client.listen(tools=True) as changes:
+                async for change in changes:      # change.kind == "tools"
+                    tools = await client.list_tools()
+
+        On 2026-07-28 this is a ``subscriptions/listen`` stream, closed when the block is left; on
+        2025 the session's own notifications, with ``resources/subscribe`` for the URIs (and
+        ``resources/unsubscribe`` after). ``changes.agreed`` says what the server will send (a kind
+        it cannot send is left out, not an error). ``timeout``: how long to wait for the server to
+        acknowledge (default: the client's). Changes also reach ``notification_callback``.
+        """
+        wanted = wanted_filter(tools=tools, prompts=prompts, resources=resources, resource_uris=resource_uris)
+        return self._listening.open(self, wanted, self.timeout if timeout is None else timeout)
+
     async def subscribe_resource(self, uri: str) -> None:
         await self.request("resources/subscribe", {"uri": uri})
 
@@ -641,6 +668,8 @@ class Client:
             elicitation_id = params.get("elicitationId")
             if isinstance(elicitation_id, str):
                 self.elicitation.completed(elicitation_id)
+        if self._listening:
+            self._listening.deliver(notification.method, params)
         if notification.method == "notifications/message" and self.logging_callback is not None:
             await _maybe_await(self.logging_callback(params))
         if self.notification_callback is not None:

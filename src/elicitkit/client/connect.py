@@ -314,6 +314,7 @@ class Connection:
         *,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
+        on_started: Callable[[RequestId], object] | None = None,
     ) -> JSON:
         """Any request, raw: the result dict, or :class:`MCPError` raised.
 
@@ -322,20 +323,24 @@ class Connection:
         opens a new session and is sent once more (it never reached a tool).
         """
         if self.era is Era.MODERN:
-            return await self._modern_request(method, params, timeout=timeout, on_progress=on_progress)
+            return await self._modern_request(
+                method, params, timeout=timeout, on_progress=on_progress, on_started=on_started
+            )
         if self._renewing.locked():  # a new session is being opened: send in it, not without one
             async with self._renewing:
                 pass
         if self._orphaned is not None:  # the last opening was refused: try again rather than send with none
             await self._renew_session(self._orphaned)
         try:
-            return await self.peer.request(method, params, timeout=timeout, on_progress=on_progress)
+            return await self.peer.request(
+                method, params, timeout=timeout, on_progress=on_progress, on_started=on_started
+            )
         except MCPError as exc:
             if not _session_expired(exc):
                 raise
             lost = exc.data[SESSION_EXPIRED_KEY] if isinstance(exc.data, dict) else None
         await self._renew_session(lost if isinstance(lost, str) else None)
-        return await self.peer.request(method, params, timeout=timeout, on_progress=on_progress)
+        return await self.peer.request(method, params, timeout=timeout, on_progress=on_progress, on_started=on_started)
 
     async def _renew_session(self, lost: str | None) -> None:
         """Open a new session after a 404 (2025-11-25 transport rules); once for all requests that saw it.
@@ -368,12 +373,15 @@ class Connection:
         *,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
+        on_started: Callable[[RequestId], object] | None = None,
     ) -> JSON:
         retried = False
         while True:
             wired = wrap(params, self.envelope())
             try:
-                return await self.peer.request(method, wired, timeout=timeout, on_progress=on_progress)
+                return await self.peer.request(
+                    method, wired, timeout=timeout, on_progress=on_progress, on_started=on_started
+                )
             except MCPError as exc:
                 if exc.code != UNSUPPORTED_PROTOCOL_VERSION or retried:
                     raise
