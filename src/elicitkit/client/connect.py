@@ -36,7 +36,16 @@ from elicitkit.protocol.errors import (
 )
 from elicitkit.protocol.handshake import INITIALIZE, INITIALIZED, ClientHandshake
 from elicitkit.protocol.jsonrpc import JSON, Notification, RequestId
-from elicitkit.protocol.modern import DISCOVER, Envelope, mutual_version, request_headers, speaks_modern, wrap
+from elicitkit.protocol.modern import (
+    DISCOVER,
+    Envelope,
+    InvalidToolHeaders,
+    mutual_version,
+    request_headers,
+    speaks_modern,
+    tool_header_params,
+    wrap,
+)
 from elicitkit.protocol.versions import (
     LATEST_LEGACY,
     LEGACY_VERSIONS,
@@ -455,6 +464,54 @@ class Connection:
         if self.era is Era.MODERN:
             return self.modern_version
         return self.handshake.negotiated_version
+
+    @property
+    def declared_version(self) -> str:
+        """The version our capabilities are declared in (their shape differs between eras)."""
+        return self.modern_version if self.era is Era.MODERN else self.handshake.protocol_version
+
+    # ------------------------------------------------------------------ what differs between eras
+
+    @property
+    def has_tasks(self) -> bool:
+        """Tasks (the 2026 extension) exist on this connection."""
+        return self.era is Era.MODERN
+
+    @property
+    def changes_come_on_streams(self) -> bool:
+        """A server's changes come on ``subscriptions/listen`` streams (2026), not on a session (2025)."""
+        return self.era is Era.MODERN
+
+    async def set_log_level(self, level: str) -> None:
+        """2025: ``logging/setLevel``. 2026: the level travels in every request's envelope."""
+        if self.era is Era.MODERN:
+            self.log_level = level
+            return
+        await self.request("logging/setLevel", {"level": level})
+
+    async def roots_changed(self) -> None:
+        """2025: ``notifications/roots/list_changed``. 2026: nothing (servers ask for roots with
+        each request that needs them)."""
+        if self.era is not Era.MODERN:
+            await self.peer.notify("notifications/roots/list_changed")
+
+    def tools_listed(self, tools: list[Any], *, first_page: bool) -> list[Any]:
+        """2026: remember each tool's ``x-mcp-header`` parameters for its calls, and drop (with a
+        warning) tools whose annotations break the rules. 2025: the tools as they are."""
+        if self.era is not Era.MODERN:
+            return tools
+        headers = self.tool_headers
+        if first_page:
+            headers.clear()
+        kept = []
+        for tool in tools:
+            try:
+                headers[tool.name] = tool_header_params(tool.input_schema)
+            except InvalidToolHeaders as exc:
+                logger.warning("ignoring tool %r: invalid x-mcp-header annotation: %s", tool.name, exc)
+                continue
+            kept.append(tool)
+        return kept
 
     @property
     def server_info(self) -> JSON:

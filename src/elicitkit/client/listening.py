@@ -24,7 +24,6 @@ import anyio
 from elicitkit.protocol import subscriptions as subs
 from elicitkit.protocol.errors import INVALID_PARAMS, MCPError
 from elicitkit.protocol.jsonrpc import JSON, RequestId
-from elicitkit.protocol.versions import Era
 
 if TYPE_CHECKING:
     from elicitkit.client.client import Client
@@ -132,7 +131,7 @@ class Listening:
     @contextlib.asynccontextmanager
     async def open(self, client: Client, wanted: subs.ListenFilter, timeout: float | None) -> AsyncIterator[Changes]:
         """One stream for ``client``, the way its server's era has it."""
-        opening = self._open_modern if client.era is Era.MODERN else self._open_legacy
+        opening = self._open_modern if client.connection.changes_come_on_streams else self._open_legacy
         async with opening(client, wanted, timeout) as changes:
             yield changes
 
