@@ -26,7 +26,6 @@ import anyio
 from anyio.abc import TaskStatus
 
 from elicitkit.protocol.errors import METHOD_NOT_FOUND, MCPError
-from elicitkit.protocol.versions import Era
 
 if TYPE_CHECKING:
     from elicitkit.gateway.backend import Backend, Lease
@@ -139,7 +138,7 @@ class Subscriptions:
             if watching is not None and watching.open and self.leases[backend.name].alive:
                 return
             lease = await self._lease(backend)
-            if lease.client.era is Era.MODERN:
+            if lease.client.connection.changes_come_on_streams:
                 await self._rewatch(backend, lease)
             else:
                 self._release_if_idle(backend)
@@ -159,7 +158,7 @@ class Subscriptions:
     async def _request(self, backend: Backend, method: str, uri: str) -> bool:
         """``method`` on the backend's subscription connection; False when it has no such method."""
         lease = await self._lease(backend)
-        if lease.client.era is Era.MODERN:  # the URI goes into the backend's listen stream
+        if lease.client.connection.changes_come_on_streams:  # the URI goes into the backend's listen stream
             subscribing = method == "resources/subscribe"
             if subscribing:
                 self.at_backend[uri] = backend.name
