@@ -24,13 +24,10 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterator
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 import orjson
-from jsonschema import Draft202012Validator, FormatChecker
-from jsonschema.exceptions import ValidationError
-from jsonschema.validators import extend
-from referencing import Registry
 
 from elicitkit.elicitation.errors import InvalidAnswer
 from elicitkit.elicitation.patterns import UnsupportedPattern, compile_pattern, found_in
@@ -40,6 +37,10 @@ from elicitkit.elicitation.results import (
     DeclinedElicitation,
     ElicitationResult,
 )
+
+if TYPE_CHECKING:
+    from jsonschema import FormatChecker
+    from jsonschema.exceptions import ValidationError
 
 # Characters x program size a single ``pattern`` check may cost: RE2 is linear in the text, but
 # a pattern whose DFA blows up falls back to an NFA costing about 15 ns per character per
@@ -61,6 +62,8 @@ def pattern_fits(program: Any, text: str) -> bool:
 
 def _pattern_keyword(validator: Any, pattern: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
     """jsonschema's ``pattern``, on RE2 within the work budget (Python's ``re`` backtracks)."""
+    from jsonschema.exceptions import ValidationError
+
     if not validator.is_type(instance, "string"):
         return
     try:
@@ -77,11 +80,45 @@ def _short(value: Any) -> str:
     return text if len(text) <= _REPR_CHARS else text[: _REPR_CHARS - 5] + "...'" + f" ({len(text)} chars)"
 
 
-_TYPES = Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_int)
-_StrictValidator = extend(  # type: ignore[no-untyped-call]
-    Draft202012Validator, validators={"pattern": _pattern_keyword}, type_checker=_TYPES
-)
-_FORMATS = FormatChecker(["date", "date-time", "uri", "email"])
+# jsonschema (and referencing) load on the first answer the fast check cannot settle, not at
+# import: a process that never judges such an answer (``elicitkit --help``, a server that only
+# lists tools) does not pay for them, and every test or CLI subprocess starts faster.
+@cache
+def _strict() -> tuple[Any, FormatChecker, Any]:
+    """(the validator class, the format checker, the registry without retrieval), built once."""
+    from jsonschema import Draft202012Validator, FormatChecker
+    from jsonschema.validators import extend
+    from referencing import Registry
+
+    types = Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_int)
+    validator_class = extend(  # type: ignore[no-untyped-call]
+        Draft202012Validator, validators={"pattern": _pattern_keyword}, type_checker=types
+    )
+    formats = FormatChecker(["date", "date-time", "uri", "email"])
+    formats.checks("email")(_email)  # stricter than jsonschema's "contains an @"
+    no_remote: Registry[Any] = Registry()  # nothing to retrieve from: remote $ref can never be fetched
+    return validator_class, formats, no_remote
+
+
+def _formats() -> FormatChecker:
+    return _strict()[1]
+
+
+class _Validator:
+    """The jsonschema validator of one (closed) schema, built on first use."""
+
+    __slots__ = ("_built", "_schema")
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        self._schema = schema
+        self._built: Any = None
+
+    def iter_errors(self, instance: Any) -> Iterator[ValidationError]:
+        if self._built is None:
+            validator_class, formats, no_remote = _strict()
+            self._built = validator_class(self._schema, format_checker=formats, registry=no_remote)
+        errors: Iterator[ValidationError] = self._built.iter_errors(instance)
+        return errors
 
 
 def _email(value: object) -> bool:
@@ -98,10 +135,6 @@ def _email(value: object) -> bool:
     return "." in domain[1:-1]
 
 
-_FORMATS.checks("email")(_email)  # stricter than jsonschema's "contains an @"
-
-
-_NO_REMOTE: Registry[Any] = Registry()  # nothing to retrieve from: remote $ref can never be fetched
 _CACHE: OrderedDict[bytes, tuple[Any, Any]] = OrderedDict()  # schema -> (validator, fast check or None)
 _CACHE_SIZE = 512
 
@@ -112,13 +145,13 @@ def _compiled(schema: dict[str, Any]) -> tuple[Any, Any]:
         key = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)
     except TypeError:  # not plain JSON: no caching, and only jsonschema knows what to make of it
         closed = {**schema, "additionalProperties": False}
-        return _StrictValidator(closed, format_checker=_FORMATS, registry=_NO_REMOTE), None
+        return _Validator(closed), None
     found = _CACHE.get(key)
     if found is not None:
         _CACHE.move_to_end(key)
         return found
     closed = {**schema, "additionalProperties": False}
-    entry = (_StrictValidator(closed, format_checker=_FORMATS, registry=_NO_REMOTE), _fast_check(schema))
+    entry = (_Validator(closed), _fast_check(schema))
     _CACHE[key] = entry
     if len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)
@@ -222,7 +255,7 @@ def _fast_property(prop: Any) -> Check | None:
             fmt = prop["format"]
             if not isinstance(fmt, str):
                 return None
-            checks.append(lambda v, f=fmt: _FORMATS.conforms(v, f))
+            checks.append(lambda v, f=fmt: _formats().conforms(v, f))
     elif kind in ("integer", "number"):
         if set(prop) & {"enum", "oneOf", "minLength", "maxLength", "pattern", "format", "items", "minItems"}:
             return None
