@@ -22,35 +22,39 @@ are imported inside the functions that use them. docs/auth.md has a worked examp
 
 from __future__ import annotations
 
-from elicitkit.auth.base import (
-    Authorizer,
-    AuthProvider,
-    MemoryTokenStore,
-    StaticToken,
-    TokenStore,
-    client_key,
-    split_key,
-    token_key,
-)
-from elicitkit.auth.errors import (
-    AuthorizationDenied,
-    AuthorizationTimeout,
-    InsufficientScope,
-    IssuerMismatch,
-    MetadataError,
-    RefreshRefused,
-    RegistrationError,
-    ResourceMismatch,
-    StateMismatch,
-    TokenEndpointError,
-    TokenStoreError,
-)
-from elicitkit.auth.grants import ClientCredentials, EnterpriseManaged, WorkloadIdentity
-from elicitkit.auth.loopback import LoopbackAuthorizer
-from elicitkit.auth.oauth import OAuth
-from elicitkit.auth.stores import FileTokenStore, KeyringTokenStore, default_token_store
-from elicitkit.auth.tokens import TokenSet
-from elicitkit.errors import AuthError
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what mypy and IDEs see: every name below, bound
+    from elicitkit.auth.base import (
+        Authorizer,
+        AuthProvider,
+        MemoryTokenStore,
+        StaticToken,
+        TokenStore,
+        client_key,
+        split_key,
+        token_key,
+    )
+    from elicitkit.auth.errors import (
+        AuthorizationDenied,
+        AuthorizationTimeout,
+        InsufficientScope,
+        IssuerMismatch,
+        MetadataError,
+        RefreshRefused,
+        RegistrationError,
+        ResourceMismatch,
+        StateMismatch,
+        TokenEndpointError,
+        TokenStoreError,
+    )
+    from elicitkit.auth.grants import ClientCredentials, EnterpriseManaged, WorkloadIdentity
+    from elicitkit.auth.loopback import LoopbackAuthorizer
+    from elicitkit.auth.oauth import OAuth
+    from elicitkit.auth.stores import FileTokenStore, KeyringTokenStore, default_token_store
+    from elicitkit.auth.tokens import TokenSet
+    from elicitkit.errors import AuthError
 
 __all__ = [
     "AuthError",
@@ -83,3 +87,52 @@ __all__ = [
     "split_key",
     "token_key",
 ]
+
+# Each name loads with its module on first use: ``elicitkit.errors`` imports
+# ``elicitkit.auth.errors``, which runs this file, and every ``import elicitkit`` (every test and CLI
+# subprocess) would otherwise load the whole OAuth client.
+_HOMES = {
+    "AuthError": "elicitkit.errors",
+    "AuthProvider": "elicitkit.auth.base",
+    "AuthorizationDenied": "elicitkit.auth.errors",
+    "AuthorizationTimeout": "elicitkit.auth.errors",
+    "Authorizer": "elicitkit.auth.base",
+    "ClientCredentials": "elicitkit.auth.grants",
+    "EnterpriseManaged": "elicitkit.auth.grants",
+    "FileTokenStore": "elicitkit.auth.stores",
+    "InsufficientScope": "elicitkit.auth.errors",
+    "IssuerMismatch": "elicitkit.auth.errors",
+    "KeyringTokenStore": "elicitkit.auth.stores",
+    "LoopbackAuthorizer": "elicitkit.auth.loopback",
+    "MemoryTokenStore": "elicitkit.auth.base",
+    "MetadataError": "elicitkit.auth.errors",
+    "OAuth": "elicitkit.auth.oauth",
+    "RefreshRefused": "elicitkit.auth.errors",
+    "RegistrationError": "elicitkit.auth.errors",
+    "ResourceMismatch": "elicitkit.auth.errors",
+    "StateMismatch": "elicitkit.auth.errors",
+    "StaticToken": "elicitkit.auth.base",
+    "TokenEndpointError": "elicitkit.auth.errors",
+    "TokenSet": "elicitkit.auth.tokens",
+    "TokenStore": "elicitkit.auth.base",
+    "TokenStoreError": "elicitkit.auth.errors",
+    "WorkloadIdentity": "elicitkit.auth.grants",
+    "client_key": "elicitkit.auth.base",
+    "default_token_store": "elicitkit.auth.stores",
+    "split_key": "elicitkit.auth.base",
+    "token_key": "elicitkit.auth.base",
+}
+
+if not TYPE_CHECKING:  # hidden from mypy, so an unknown name stays a type error there
+
+    def __getattr__(name: str) -> Any:
+        home = _HOMES.get(name)
+        if home is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(home), name)
+        globals()[name] = value
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -3,9 +3,15 @@
 See docs/gateway.md. Not among the 31 top-level names: ``from elicitkit.gateway import Gateway``.
 """
 
-from elicitkit.gateway.config import BackendConfig, BackendPolicy, GatewayConfig, load_config, parse_config
-from elicitkit.gateway.errors import BackendUnavailable, ConfigError
-from elicitkit.gateway.gateway import Gateway
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what mypy and IDEs see: every name below, bound
+    from elicitkit.gateway.config import BackendConfig, BackendPolicy, GatewayConfig, load_config, parse_config
+    from elicitkit.gateway.errors import BackendUnavailable, ConfigError
+    from elicitkit.gateway.gateway import Gateway
 
 __all__ = [
     "BackendConfig",
@@ -17,3 +23,31 @@ __all__ = [
     "load_config",
     "parse_config",
 ]
+
+# Each name loads with its module on first use: ``elicitkit.errors`` imports
+# ``elicitkit.gateway.errors``, which runs this file, and every ``import elicitkit`` (every test and CLI
+# subprocess) would otherwise load the whole gateway.
+_HOMES = {
+    "BackendConfig": "elicitkit.gateway.config",
+    "BackendPolicy": "elicitkit.gateway.config",
+    "BackendUnavailable": "elicitkit.gateway.errors",
+    "ConfigError": "elicitkit.gateway.errors",
+    "Gateway": "elicitkit.gateway.gateway",
+    "GatewayConfig": "elicitkit.gateway.config",
+    "load_config": "elicitkit.gateway.config",
+    "parse_config": "elicitkit.gateway.config",
+}
+
+if not TYPE_CHECKING:  # hidden from mypy, so an unknown name stays a type error there
+
+    def __getattr__(name: str) -> Any:
+        home = _HOMES.get(name)
+        if home is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(home), name)
+        globals()[name] = value
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
