@@ -17,7 +17,9 @@ subclasses (``elicitkit.auth.errors``).
 
 Importing this package is cheap on purpose (``elicitkit.errors`` imports the auth errors, so
 ``import elicitkit`` runs it): joserfc, cryptography, aiohttp, starlette, uvicorn and keyring
-are imported inside the functions that use them. docs/auth.md has a worked example of each.
+are imported inside the functions that use them, and the names above load with their modules
+on first use (so ``import elicitkit`` loads only ``auth.errors``). docs/auth.md has a worked
+example of each.
 """
 
 from __future__ import annotations
