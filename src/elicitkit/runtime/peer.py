@@ -357,8 +357,12 @@ class Peer:
         timeout: float | None = None,
         related: RequestId | None = None,
         on_progress: ProgressCallback | None = None,
+        on_started: Callable[[RequestId], object] | None = None,
     ) -> JSON:
-        """Send a request and wait for its result; raises :class:`MCPError` on an error reply."""
+        """Send a request and wait for its result; raises :class:`MCPError` on an error reply.
+
+        ``on_started`` hears the request's id before it is sent (a stream whose notifications
+        name it, such as ``subscriptions/listen``, is told them apart by it)."""
         if self._closed:
             raise ConnectionClosed()
         tel = telemetry.current  # off: this one read (and the local checks below) is all it costs
@@ -367,6 +371,8 @@ class Peer:
         try:
             loop = self._loop if self._loop is not None else asyncio.get_running_loop()
             request = self.conn.start_request(method, params, progress=on_progress is not None)
+            if on_started is not None:
+                on_started(request.id)
             if tel is not None:
                 tel.client_started(span, request.id)
             waiter = _Waiter(loop.create_future(), on_progress)

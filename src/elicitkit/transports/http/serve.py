@@ -270,7 +270,12 @@ def timed_protocol(
 
         def watch_lost(self, watch: Any) -> None:
             """The endpoint's :data:`DISCONNECT_HOOK`: call ``watch.lost()`` if the connection goes
-            away (None: stop). A request waiting on a person needs no task reading ``receive()``."""
+            away (None: stop). A request waiting on a person needs no task reading ``receive()``.
+            A connection already gone (the client left while the answer was quick to wait for)
+            is told at once."""
+            if watch is not None and self.transport.is_closing():
+                watch.lost()
+                return
             self._lost_watch = watch
 
         def request_waits(self) -> None:
