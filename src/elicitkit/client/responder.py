@@ -41,7 +41,11 @@ from elicitkit.protocol.errors import (
     MCPError,
 )
 from elicitkit.protocol.modern import ELICIT, INPUT_METHODS, LIST_ROOTS, SAMPLE
-from elicitkit.protocol.versions import Era, declares_elicitation_modes, era_of, is_modern
+from elicitkit.protocol.versions import (
+    declares_elicitation_modes,
+    has_roots_list_changed,
+    refuses_questions_with_errors,
+)
 from elicitkit.runtime.peer import IncomingRequest
 
 # The logger keeps its historical name: users filter on it.
@@ -112,7 +116,7 @@ class ElicitationResponder:
             outcome = self.callback(request)
             answer = await outcome if inspect.isawaitable(outcome) else outcome
         except QuestionRefused as exc:
-            if era_of(version) is Era.LEGACY:
+            if refuses_questions_with_errors(version):
                 raise MCPError(INVALID_PARAMS, exc.message, exc.data) from None
             logger.warning("refused an input request (sent as a decline): %s", exc.message)
             return {"action": "decline"}
@@ -205,7 +209,7 @@ class Responder:
         if self.sampling is not None:
             caps["sampling"] = {}
         if self.roots is not None:
-            caps["roots"] = {} if is_modern(version) else {"listChanged": True}
+            caps["roots"] = {"listChanged": True} if has_roots_list_changed(version) else {}
         return caps
 
     async def list_roots(self) -> JSON:

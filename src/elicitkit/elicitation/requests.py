@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from elicitkit.elicitation.errors import ElicitationError, SchemaError
 from elicitkit.elicitation.schema import check_schema, for_version
-from elicitkit.protocol.versions import LATEST_LEGACY, is_modern, supports_url_elicitation
+from elicitkit.protocol.versions import LATEST_LEGACY, names_url_elicitations, supports_url_elicitation
 
 
 class ElicitationMode(StrEnum):
@@ -109,7 +109,7 @@ class UrlRequest:
 
     def to_params(self, version: str = LATEST_LEGACY) -> dict[str, Any]:
         params: dict[str, Any] = {"mode": "url", "message": self.message, "url": self.url}
-        if not is_modern(version):
+        if names_url_elicitations(version):
             params["elicitationId"] = self.elicitation_id
         return params
 

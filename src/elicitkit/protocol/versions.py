@@ -72,6 +72,24 @@ def sends_priming_events(version: str | None) -> bool:
     return at_least(version, URL_ELICITATION_SINCE)
 
 
+def has_roots_list_changed(version: str | None) -> bool:
+    """``notifications/roots/list_changed`` (and ``roots.listChanged``) is gone in 2026-07-28:
+    servers ask for roots with each request that needs them."""
+    return not is_modern(version)
+
+
+def refuses_questions_with_errors(version: str | None) -> bool:
+    """A question the client will not put to the person is a JSON-RPC error in the 2025 eras (the
+    server asked a request); in 2026 an input request is answered, so a refusal is a decline."""
+    return not is_modern(version)
+
+
+def names_url_elicitations(version: str | None) -> bool:
+    """A URL question carries its ``elicitationId`` in the request (2025); in 2026 the id is the
+    input request's key."""
+    return not is_modern(version)
+
+
 def is_modern(version: str | None) -> bool:
     """2026-07-28 and later: stateless, an envelope per request, input by multi-round-trip."""
     return at_least(version, MODERN_2026)

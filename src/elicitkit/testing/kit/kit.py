@@ -26,7 +26,6 @@ import anyio
 from elicitkit import Client, ConnectionClosed, Server
 from elicitkit.client.results import CallToolResult, GetPromptResult, ReadResourceResult
 from elicitkit.client.tasks import TaskHandle, follow_task
-from elicitkit.protocol.versions import Era
 from elicitkit.server.tasks.serving import ENV_TASK_DB
 from elicitkit.testing.kit.asked import Questions, schema_diff
 from elicitkit.testing.kit.script import Person
@@ -320,7 +319,7 @@ class Kit:
         """``client.call_tool(tool, arguments)``; on a task case, as a task, and a tool that gives no
         task fails the test saying why (a plain call on a task case would test nothing new)."""
         __tracebackhide__ = True
-        if not (self.task and client.era is Era.MODERN):  # connect(era=...) may have left the task era
+        if not (self.task and client.connection.has_tasks):  # connect(era=...) may have left the task era
             return await client.call_tool(tool, arguments)
         started = await client.start_task(tool, arguments)
         if not isinstance(started, TaskHandle):
