@@ -141,9 +141,17 @@ async def test_times_out_with_an_auth_error_that_says_what_to_do(no_desktop: Non
 
 
 async def test_the_code_reaches_no_log(
-    no_desktop: None, http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+    no_desktop: None,
+    http: httpx.AsyncClient,
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     caplog.set_level(logging.DEBUG)
+    # A uvicorn that ran earlier in this process (another test's server) configured its loggers
+    # not to propagate and to WARNING: hear the listener's logging here whatever ran before.
+    monkeypatch.setattr(logging.getLogger("uvicorn"), "propagate", True)
+    caplog.set_level(logging.DEBUG, logger="uvicorn.error")
     out = io.StringIO()
     authorizer = LoopbackAuthorizer(open_browser=False, print_to=out)
     try:
