@@ -23,7 +23,7 @@ from elicitkit.backplane.base import Backplane
 from elicitkit.gateway.accounts import Accounts, connections_for
 from elicitkit.gateway.auth import front_door
 from elicitkit.gateway.backend import Backend, BackendUnavailable, Lease
-from elicitkit.gateway.bridge import Parked, forward, send_complete
+from elicitkit.gateway.bridge import Parked, forward
 from elicitkit.gateway.catalogue import Catalogue, Entry, Listing
 from elicitkit.gateway.config import GatewayConfig, load_config
 from elicitkit.gateway.errors import ConfigError
@@ -33,7 +33,6 @@ from elicitkit.protocol import subscriptions as subs
 from elicitkit.protocol.errors import INVALID_PARAMS, MCPError
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.protocol.modern import InvalidToolHeaders, tool_header_params
-from elicitkit.protocol.versions import is_modern
 from elicitkit.server.listen import listen
 from elicitkit.server.methods import page
 from elicitkit.server.pages import CLAIM_ARGUMENT
@@ -379,13 +378,13 @@ class Gateway(Server):
     async def _listen(self, scope: RequestScope) -> JSON:
         """A 2026 listen stream: the server's own, its ``resourceSubscriptions`` held at the
         backends while it is open."""
+        scope.serve_2026_only(subs.LISTEN)  # -32601 on a handshake session, before anything is held
         stream = object()
         held: list[str] = []
         try:
-            if is_modern(scope.protocol_version or ""):  # (the server answers -32601 to a handshake session)
-                for uri in subs.parse_listen(scope.params).resource_subscriptions:
-                    await self.subscriptions.add(stream, uri, lambda: True)
-                    held.append(uri)
+            for uri in subs.parse_listen(scope.params).resource_subscriptions:
+                await self.subscriptions.add(stream, uri, lambda: True)
+                held.append(uri)
             return await listen(self, scope)
         finally:
             with anyio.CancelScope(shield=True):
@@ -413,7 +412,9 @@ class Gateway(Server):
                 name = params.get("logger")
                 await scope.log(str(level), params.get("data"), f"{backend.name}.{name}" if name else backend.name)
         elif method == "notifications/elicitation/complete" and isinstance(params.get("elicitationId"), str):
-            await send_complete(call.scope if call is not None else None, params["elicitationId"])
+            scope = call.scope if call is not None else None
+            if scope is not None:  # to a host whose era has the notice (the scope knows)
+                await scope.elicitation_completed(params["elicitationId"])
 
     async def _changed(self, backend: Backend, method: str, principal: str | None = None) -> None:
         try:
