@@ -8,6 +8,8 @@ the tool never runs on it; the untampered state still completes the round).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import string
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -41,6 +43,8 @@ except ImportError:
         StateBinding,
         fingerprint_question,
     )
+
+from elicitkit.server.rounds.keys import b64decode
 
 from ._budget import fuzz_settings
 
@@ -194,3 +198,36 @@ async def test_tampered_states_sent_to_a_server_are_refused() -> None:
     assert done["result"]["content"][0]["text"] == "done"
     assert ran == ["accept"]
     assert len(seen) > 50
+
+
+# -- base64url of the token: strict, canonical, whatever the text ---------------------------
+
+_B64URL = string.ascii_letters + string.digits + "-_"
+
+
+def _reference_b64decode(text: str) -> bytes | None:
+    """What a strict unpadded base64url decoder accepts, from the stdlib's validating decoder:
+    only the 64 characters, no padding, a length the alphabet can make, and an encoding that
+    the bytes give back exactly (the canonical one: no unused bit set)."""
+    if any(c not in _B64URL for c in text) or len(text) % 4 == 1:
+        return None
+    try:
+        raw = base64.b64decode(text.translate(str.maketrans("-_", "+/")) + "=" * (-len(text) % 4), validate=True)
+    except binascii.Error:
+        return None
+    return raw if base64.urlsafe_b64encode(raw).rstrip(b"=").decode() == text else None
+
+
+@fuzz_settings(600)
+@given(
+    st.one_of(
+        st.text(alphabet=_B64URL, max_size=24),
+        st.text(alphabet=_B64URL + "+/=. \n\t\x00é*", max_size=24),
+        st.text(max_size=12),
+        st.binary(max_size=18).map(lambda raw: base64.urlsafe_b64encode(raw).decode().rstrip("=")),
+    )
+)
+def test_token_base64url_is_strict_and_canonical(text: str) -> None:
+    expected = _reference_b64decode(text)
+    event("decodes" if expected is not None else "refused")
+    assert b64decode(text) == expected

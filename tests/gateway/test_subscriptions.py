@@ -135,3 +135,39 @@ async def test_a_2026_listen_stream_holds_its_subscriptions_at_the_backend(gatew
         # the stream closed: the backend is told once the gateway sees it go
         await wait_until(lambda: URI not in gateway.subscriptions.at_backend, 10, "the backend to be unsubscribed")
         assert await subscribers(other) == 0
+
+
+@pytest.fixture(scope="module")
+async def gateway_2026(http_backend: str) -> AsyncIterator[Gateway]:
+    """The same backend, spoken to on 2026-07-28: it sends nothing unasked, only on a listen stream."""
+    config = parse_config({"backends": [{"name": "new", "url": http_backend, "namespace": "new.", "mode": "modern"}]})
+    async with Gateway(config).running() as running:
+        yield running
+
+
+async def test_a_2026_backends_list_change_reaches_the_hosts(gateway_2026: Gateway) -> None:
+    heard: list[str] = []
+    await wait_until(lambda: "new" in gateway_2026.subscriptions.watches, 10, "the gateway to listen to the backend")
+    note = lambda method, params: heard.append(method)  # noqa: E731
+    async with Client(gateway_2026, elicitation_callback=Person(), notification_callback=note) as client:
+        assert (await client.call_tool("new.grow", {"name": "shoot"})).text == "added shoot"
+        await wait_until(lambda: "new.shoot" in gateway_2026.catalogue.tools, 10, "the gateway to list the new tool")
+        await wait_until(lambda: "notifications/tools/list_changed" in heard, 10, "the host to hear of it")
+        assert (await client.call_tool("new.shoot")).text == "shoot is here"
+
+
+async def test_a_2026_backend_is_subscribed_through_its_listen_stream(gateway_2026: Gateway) -> None:
+    heard: list[str] = []
+    async with Client(gateway_2026, elicitation_callback=Person(), notification_callback=hearing(heard)) as a:
+        await a.subscribe_resource(URI)
+        watching = gateway_2026.subscriptions.watches["new"]
+        assert URI in watching.agreed and gateway_2026.subscriptions.at_backend[URI] == "new"
+        await a.call_tool("new.touch", {"uri": URI})
+        await wait_until(lambda: heard == [URI], 10, "the host to hear the update")
+
+        await a.unsubscribe_resource(URI)
+        assert URI not in gateway_2026.subscriptions.watches["new"].agreed  # a new stream, without it
+        await wait_until(lambda: not watching.open, 10, "the old stream to close after the new one opened")
+        await a.call_tool("new.touch", {"uri": URI})
+        await anyio.sleep(0.3)
+        assert heard == [URI]  # unsubscribed: no more updates

@@ -11,13 +11,14 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from contextlib import AbstractContextManager, AsyncExitStack
+from contextlib import AbstractAsyncContextManager, AbstractContextManager, AsyncExitStack
 from typing import Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel
 
 from elicitkit.client import tasks
 from elicitkit.client.connect import ClientMode, Connection, transport_for
+from elicitkit.client.listening import Changes, Listening, wanted_filter
 from elicitkit.client.responder import (
     ElicitationCallback,
     ElicitationResponder,
@@ -52,7 +53,7 @@ from elicitkit.protocol.capabilities import declares
 from elicitkit.protocol.errors import URL_ELICITATION_REQUIRED, LocalProtocolError, MCPError
 from elicitkit.protocol.handshake import ClientHandshake
 from elicitkit.protocol.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, JSON, Notification
-from elicitkit.protocol.modern import RESULT_INPUT_REQUIRED, InvalidToolHeaders, tool_header_params
+from elicitkit.protocol.modern import RESULT_INPUT_REQUIRED
 from elicitkit.protocol.versions import LATEST_LEGACY, Era
 from elicitkit.runtime.peer import Peer, ProgressCallback
 from elicitkit.transports.base import ClientTransport
@@ -173,6 +174,7 @@ class Client:
         self.input_backoff = input_backoff
         self._stack: AsyncExitStack | None = None
         self._origin: tuple[JSON, Origin] | None = None  # (the server info it was made from, it)
+        self._listening = Listening()
         self.responder.asked = self
 
     # ------------------------------------------------------------------ lifecycle
@@ -239,8 +241,7 @@ class Client:
 
     def capabilities(self) -> JSON:
         """What this client declares, derived from the callbacks it was given."""
-        version = self.connection.modern_version if self.era is Era.MODERN else self.handshake.protocol_version
-        return self.responder.capabilities(version)
+        return self.responder.capabilities(self.connection.declared_version)
 
     def modern_capabilities(self) -> JSON:
         """The same declaration in the 2026 shape (no ``listChanged`` for roots: that notification is gone)."""
@@ -302,20 +303,7 @@ class Client:
         """List tools. In the modern era tools whose ``x-mcp-header`` annotations break the rules
         are dropped (with a warning), and the others' header parameters remembered for calls."""
         result = await self._typed(ListToolsResult, "tools/list", {"cursor": cursor} if cursor else None)
-        if self.era is not Era.MODERN:
-            return result
-        headers = self.connection.tool_headers
-        if cursor is None:
-            headers.clear()
-        kept = []
-        for tool in result.tools:
-            try:
-                headers[tool.name] = tool_header_params(tool.input_schema)
-            except InvalidToolHeaders as exc:
-                logger.warning("ignoring tool %r: invalid x-mcp-header annotation: %s", tool.name, exc)
-                continue
-            kept.append(tool)
-        result.tools = kept
+        result.tools = self.connection.tools_listed(result.tools, first_page=cursor is None)
         return result
 
     @overload
@@ -369,7 +357,7 @@ class Client:
         ``complete_url_elicitations`` (default: the client's ``auto_url_elicitation``), runs the
         URL callback for each elicitation, waits for their completion and retries once per new URL.
         """
-        if task and self.era is Era.MODERN:
+        if task and self.connection.has_tasks:
             return CallToolResult.model_validate(await self._call_as_task(name, arguments, timeout))
         params: JSON = {"name": name, "arguments": arguments or {}}
         auto = self.auto_url_elicitation if complete_url_elicitations is None else complete_url_elicitations
@@ -392,7 +380,7 @@ class Client:
     # -- tasks (2026-07-28, Tasks extension) -------------------------------------------
 
     def _need_tasks(self, what: str) -> None:
-        if self.era is not Era.MODERN:
+        if not self.connection.has_tasks:
             raise LocalProtocolError(
                 f"{what}: tasks exist on 2026-07-28 only, and this client speaks {self.protocol_version}"
                 " (the initialize handshake). Connect with Client(target, mode='auto') or mode='modern'"
@@ -458,6 +446,31 @@ class Client:
         outcome = await self._rounds("resources/read", {"uri": uri}, input_required=input_required)
         return outcome if isinstance(outcome, InputRequiredResult) else ReadResourceResult.model_validate(outcome)
 
+    def listen(
+        self,
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        resource_uris: Sequence[str] = (),
+        timeout: float | None = None,
+    ) -> AbstractAsyncContextManager[Changes]:
+        """Follow the server's changes, on any era: list changes of ``tools``, ``prompts`` and
+        ``resources``, and updates of the resources at ``resource_uris``::
+
+            async with client.listen(tools=True) as changes:
+                async for change in changes:      # change.kind == "tools"
+                    tools = await client.list_tools()
+
+        On 2026-07-28 this is a ``subscriptions/listen`` stream, closed when the block is left; on
+        2025 the session's own notifications, with ``resources/subscribe`` for the URIs (and
+        ``resources/unsubscribe`` after). ``changes.agreed`` says what the server will send (a kind
+        it cannot send is left out, not an error). ``timeout``: how long to wait for the server to
+        acknowledge (default: the client's). Changes also reach ``notification_callback``.
+        """
+        wanted = wanted_filter(tools=tools, prompts=prompts, resources=resources, resource_uris=resource_uris)
+        return self._listening.open(self, wanted, self.timeout if timeout is None else timeout)
+
     async def subscribe_resource(self, uri: str) -> None:
         await self.request("resources/subscribe", {"uri": uri})
 
@@ -494,15 +507,10 @@ class Client:
 
     async def set_logging_level(self, level: str) -> None:
         """Legacy: ``logging/setLevel``. Modern: the level travels in every request's envelope."""
-        if self.era is Era.MODERN:
-            self.connection.log_level = level
-            return
-        await self.request("logging/setLevel", {"level": level})
+        await self.connection.set_log_level(level)
 
     async def send_roots_list_changed(self) -> None:
-        if self.era is Era.MODERN:
-            return  # gone in 2026-07-28: servers ask for roots with each request that needs them
-        await self.peer.notify("notifications/roots/list_changed")
+        await self.connection.roots_changed()  # (gone in 2026-07-28: nothing is sent)
 
     # ------------------------------------------------------------------ multi-round trips (2026)
 
@@ -641,6 +649,8 @@ class Client:
             elicitation_id = params.get("elicitationId")
             if isinstance(elicitation_id, str):
                 self.elicitation.completed(elicitation_id)
+        if self._listening:
+            self._listening.deliver(notification.method, params)
         if notification.method == "notifications/message" and self.logging_callback is not None:
             await _maybe_await(self.logging_callback(params))
         if self.notification_callback is not None:

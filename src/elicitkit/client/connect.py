@@ -36,7 +36,16 @@ from elicitkit.protocol.errors import (
 )
 from elicitkit.protocol.handshake import INITIALIZE, INITIALIZED, ClientHandshake
 from elicitkit.protocol.jsonrpc import JSON, Notification, RequestId
-from elicitkit.protocol.modern import DISCOVER, Envelope, mutual_version, request_headers, speaks_modern, wrap
+from elicitkit.protocol.modern import (
+    DISCOVER,
+    Envelope,
+    InvalidToolHeaders,
+    mutual_version,
+    request_headers,
+    speaks_modern,
+    tool_header_params,
+    wrap,
+)
 from elicitkit.protocol.versions import (
     LATEST_LEGACY,
     LEGACY_VERSIONS,
@@ -314,6 +323,7 @@ class Connection:
         *,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
+        on_started: Callable[[RequestId], object] | None = None,
     ) -> JSON:
         """Any request, raw: the result dict, or :class:`MCPError` raised.
 
@@ -322,20 +332,24 @@ class Connection:
         opens a new session and is sent once more (it never reached a tool).
         """
         if self.era is Era.MODERN:
-            return await self._modern_request(method, params, timeout=timeout, on_progress=on_progress)
+            return await self._modern_request(
+                method, params, timeout=timeout, on_progress=on_progress, on_started=on_started
+            )
         if self._renewing.locked():  # a new session is being opened: send in it, not without one
             async with self._renewing:
                 pass
         if self._orphaned is not None:  # the last opening was refused: try again rather than send with none
             await self._renew_session(self._orphaned)
         try:
-            return await self.peer.request(method, params, timeout=timeout, on_progress=on_progress)
+            return await self.peer.request(
+                method, params, timeout=timeout, on_progress=on_progress, on_started=on_started
+            )
         except MCPError as exc:
             if not _session_expired(exc):
                 raise
             lost = exc.data[SESSION_EXPIRED_KEY] if isinstance(exc.data, dict) else None
         await self._renew_session(lost if isinstance(lost, str) else None)
-        return await self.peer.request(method, params, timeout=timeout, on_progress=on_progress)
+        return await self.peer.request(method, params, timeout=timeout, on_progress=on_progress, on_started=on_started)
 
     async def _renew_session(self, lost: str | None) -> None:
         """Open a new session after a 404 (2025-11-25 transport rules); once for all requests that saw it.
@@ -368,12 +382,15 @@ class Connection:
         *,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
+        on_started: Callable[[RequestId], object] | None = None,
     ) -> JSON:
         retried = False
         while True:
             wired = wrap(params, self.envelope())
             try:
-                return await self.peer.request(method, wired, timeout=timeout, on_progress=on_progress)
+                return await self.peer.request(
+                    method, wired, timeout=timeout, on_progress=on_progress, on_started=on_started
+                )
             except MCPError as exc:
                 if exc.code != UNSUPPORTED_PROTOCOL_VERSION or retried:
                     raise
@@ -447,6 +464,54 @@ class Connection:
         if self.era is Era.MODERN:
             return self.modern_version
         return self.handshake.negotiated_version
+
+    @property
+    def declared_version(self) -> str:
+        """The version our capabilities are declared in (their shape differs between eras)."""
+        return self.modern_version if self.era is Era.MODERN else self.handshake.protocol_version
+
+    # ------------------------------------------------------------------ what differs between eras
+
+    @property
+    def has_tasks(self) -> bool:
+        """Tasks (the 2026 extension) exist on this connection."""
+        return self.era is Era.MODERN
+
+    @property
+    def changes_come_on_streams(self) -> bool:
+        """A server's changes come on ``subscriptions/listen`` streams (2026), not on a session (2025)."""
+        return self.era is Era.MODERN
+
+    async def set_log_level(self, level: str) -> None:
+        """2025: ``logging/setLevel``. 2026: the level travels in every request's envelope."""
+        if self.era is Era.MODERN:
+            self.log_level = level
+            return
+        await self.request("logging/setLevel", {"level": level})
+
+    async def roots_changed(self) -> None:
+        """2025: ``notifications/roots/list_changed``. 2026: nothing (servers ask for roots with
+        each request that needs them)."""
+        if self.era is not Era.MODERN:
+            await self.peer.notify("notifications/roots/list_changed")
+
+    def tools_listed(self, tools: list[Any], *, first_page: bool) -> list[Any]:
+        """2026: remember each tool's ``x-mcp-header`` parameters for its calls, and drop (with a
+        warning) tools whose annotations break the rules. 2025: the tools as they are."""
+        if self.era is not Era.MODERN:
+            return tools
+        headers = self.tool_headers
+        if first_page:
+            headers.clear()
+        kept = []
+        for tool in tools:
+            try:
+                headers[tool.name] = tool_header_params(tool.input_schema)
+            except InvalidToolHeaders as exc:
+                logger.warning("ignoring tool %r: invalid x-mcp-header annotation: %s", tool.name, exc)
+                continue
+            kept.append(tool)
+        return kept
 
     @property
     def server_info(self) -> JSON:

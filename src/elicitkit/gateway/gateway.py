@@ -217,6 +217,8 @@ class Gateway(Server):
         self.accounts.listed(backend.name)
         self.catalogue.set(backend.name, backend.config.namespace, listing)
         self._offer_tasks()
+        if self._tg is not None and principal is None:
+            self._tg.start_soon(self.subscriptions.watch, backend)  # a 2026 backend's changes come on a stream
 
     def _offer_tasks(self) -> None:
         """The tools hosts may run as tasks: those of backends with ``tasks = "optional"``."""

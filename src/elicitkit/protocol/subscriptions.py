@@ -142,3 +142,18 @@ def tagged(method: str, params: dict[str, Any] | None, subscription_id: Subscrip
 def closed(subscription_id: SubscriptionId) -> dict[str, Any]:
     """The listen request's result when the server ends the stream gracefully (e.g. on shutdown)."""
     return {"resultType": "complete", "_meta": {SUBSCRIPTION_ID_META: subscription_id}}
+
+
+def subscription_of(params: dict[str, Any] | None) -> SubscriptionId | None:
+    """The stream a notification was sent on (its ``_meta`` tag), or None for one sent unasked."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    found = meta.get(SUBSCRIPTION_ID_META) if isinstance(meta, dict) else None
+    return found if isinstance(found, (str, int)) and not isinstance(found, bool) else None
+
+
+def parse_acknowledgement(params: dict[str, Any] | None) -> ListenFilter:
+    """What a server agreed to send on a stream (its first message); -32602 when malformed."""
+    try:
+        return parse_listen(params)
+    except MCPError as exc:
+        raise MCPError(INVALID_PARAMS, exc.message.replace(LISTEN, ACKNOWLEDGED, 1)) from None

@@ -9,14 +9,14 @@ an HTTP transport can put it on the right stream. It never touches bytes on a wi
 Costs per request are kept to the minimum, because a server may hold thousands of requests
 open while people answer questions: an incoming request is one plain asyncio task (no task
 group or cancel scope of its own; cancelling it cancels the task), and an outgoing request
-waits on one future, with its timeout a timer callback rather than a cancel scope.
+waits on one future, with its timeout an entry in a few shared timers
+(:mod:`~elicitkit.runtime.deadlines`) rather than a cancel scope or a timer of its own.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import inspect
 import logging
 import time
@@ -43,16 +43,34 @@ from elicitkit.protocol.inbound import Inbound
 from elicitkit.protocol.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, JSON, Notification, Request, RequestId
 from elicitkit.runtime.contract import Incoming
 from elicitkit.runtime.contract import Send as Send  # re-exported: what callers knew as elicitkit.peer.Send
+from elicitkit.runtime.deadlines import Deadlines
 from elicitkit.telemetry import hook as telemetry
 
 logger = logging.getLogger("elicitkit.peer")
-# Request deadlines run in a context of their own: a cancelled TimerHandle stays in the loop's
-# heap until its time and keeps the context it was made in, and a request's context holds its
-# scope (and through it the session), so a question answered or cancelled early would keep a
-# deleted session alive for the rest of its timeout. The deadline reads no context variable.
-_TIMER_CONTEXT = contextvars.Context()
 
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
+
+
+# Method names as constants: the name a request arrived with is a fresh string, which a call
+# waiting on a person would otherwise keep for as long as it waits.
+_METHODS = {
+    name: name
+    for name in (
+        "tools/call",
+        "tools/list",
+        "prompts/get",
+        "prompts/list",
+        "resources/read",
+        "resources/list",
+        "resources/templates/list",
+        "completion/complete",
+        "elicitation/create",
+        "sampling/createMessage",
+        "roots/list",
+        "ping",
+        "initialize",
+    )
+}
 
 
 class IncomingRequest:
@@ -63,7 +81,7 @@ class IncomingRequest:
     def __init__(self, peer: Peer, request: Request, inbound: Inbound | None = None) -> None:
         self.peer = peer
         self.id = request.id
-        self.method = request.method
+        self.method = _METHODS.get(request.method, request.method)  # (a parked call keeps no copy of its name)
         self.params: dict[str, Any] = request.params if request.params is not None else {}
         # How the transport classified the request, when it did (HTTP); None: not yet.
         self.inbound = inbound
@@ -109,12 +127,12 @@ class _Expired(Exception):
 class _Waiter:
     """One outgoing request waiting for its answer: a future, and the deadline bookkeeping."""
 
-    __slots__ = ("future", "limit", "paused_before", "progress", "sending", "task", "timed_out", "timer")
+    __slots__ = ("due", "future", "limit", "paused_before", "progress", "sending", "task", "timed_out")
 
     def __init__(self, future: asyncio.Future[JSON], progress: ProgressCallback | None) -> None:
         self.future = future
         self.progress = progress
-        self.timer: asyncio.TimerHandle | None = None
+        self.due: float | None = None  # the slot of its deadline in Peer._deadlines (None: no deadline)
         self.limit = 0.0
         self.paused_before = 0.0
         self.task: asyncio.Task[Any] | None = None  # the requesting task, while it is still sending
@@ -163,6 +181,8 @@ class Peer:
         self._pause_started = 0.0
         self._pause_total = 0.0
         self._deadlines_on_hold: list[_Waiter] = []  # deadlines that passed while paused
+        # Outgoing requests' timeouts: a few shared timers, not one per request (see deadlines.py).
+        self._deadlines = Deadlines(self._deadline)
         self._role = "server" if role is Role.SERVER else "client"
         # What every request this side sends is known by (telemetry: protocol version, session id).
         self.span_attributes: dict[str, Any] | None = None
@@ -201,6 +221,7 @@ class Peer:
         if self._closed:
             return
         self._closed = True
+        self._deadlines.clear()  # every waiter fails below: no timer keeps this peer alive
         for request_id in self.conn.fail_all():
             waiter = self._waiters.pop(request_id, None)
             if waiter is not None and not waiter.future.done():
@@ -357,8 +378,12 @@ class Peer:
         timeout: float | None = None,
         related: RequestId | None = None,
         on_progress: ProgressCallback | None = None,
+        on_started: Callable[[RequestId], object] | None = None,
     ) -> JSON:
-        """Send a request and wait for its result; raises :class:`MCPError` on an error reply."""
+        """Send a request and wait for its result; raises :class:`MCPError` on an error reply.
+
+        ``on_started`` hears the request's id before it is sent (a stream whose notifications
+        name it, such as ``subscriptions/listen``, is told them apart by it)."""
         if self._closed:
             raise ConnectionClosed()
         tel = telemetry.current  # off: this one read (and the local checks below) is all it costs
@@ -367,6 +392,8 @@ class Peer:
         try:
             loop = self._loop if self._loop is not None else asyncio.get_running_loop()
             request = self.conn.start_request(method, params, progress=on_progress is not None)
+            if on_started is not None:
+                on_started(request.id)
             if tel is not None:
                 tel.client_started(span, request.id)
             waiter = _Waiter(loop.create_future(), on_progress)
@@ -375,7 +402,7 @@ class Peer:
             if limit is not None and limit > 0:
                 waiter.limit = limit
                 waiter.paused_before = self._paused_time()
-                waiter.timer = loop.call_later(limit, self._deadline, waiter, context=_TIMER_CONTEXT)
+                self._deadlines.add(waiter, limit, loop)
             try:
                 waiter.sending = True
                 waiter.task = asyncio.current_task()
@@ -405,9 +432,8 @@ class Peer:
                         await self._abandon(request.id, "cancelled", related)
                 raise
             finally:
-                if waiter.timer is not None:
-                    waiter.timer.cancel()
-                    waiter.timer = None
+                if waiter.due is not None:
+                    self._deadlines.remove(waiter)
                 _retrieve(waiter.future)
         except BaseException as exc:
             if tel is not None:
@@ -415,8 +441,7 @@ class Peer:
             raise
 
     def _deadline(self, waiter: _Waiter) -> None:
-        """The timer of an outgoing request fired: extend it by time spent paused, or expire it."""
-        waiter.timer = None
+        """The deadline of an outgoing request passed: extend it by time spent paused, or expire it."""
         if waiter.future.done():
             return
         if self._pause_depth:  # a person is answering: decide once they are done
@@ -426,7 +451,7 @@ class Peer:
         if credit > 0:
             waiter.paused_before += credit
             assert self._loop is not None
-            waiter.timer = self._loop.call_later(credit, self._deadline, waiter, context=_TIMER_CONTEXT)
+            self._deadlines.add(waiter, credit, self._loop)
             return
         if waiter.sending and waiter.task is not None:
             waiter.timed_out = True
@@ -457,8 +482,9 @@ class Peer:
                     self._deadline(waiter)
 
     def _paused_time(self) -> float:
-        ongoing = time.monotonic() - self._pause_started if self._pause_depth else 0.0
-        return self._pause_total + ongoing
+        if not self._pause_depth:
+            return self._pause_total  # (the same float object: a waiter keeps no float of its own)
+        return self._pause_total + time.monotonic() - self._pause_started
 
     async def _abandon(self, request_id: RequestId, reason: str, related: RequestId | None) -> None:
         """Stop waiting; tell the other side, where the request went (HTTP: the asking call's stream)."""

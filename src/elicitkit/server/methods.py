@@ -87,6 +87,8 @@ def call_tool(server: Server, scope: RequestScope) -> Awaitable[JSON]:
     tool = server.tools.get(name) if isinstance(name, str) else None
     if tool is None:
         raise MCPError(INVALID_PARAMS, f"Unknown tool: {name!r}")
+    if name is not tool.name:  # the same name, as the tool's own string (a call waiting keeps no copy)
+        scope.params["name"] = tool.name
     arguments = scope.params.get("arguments")
     if arguments is None:
         arguments = {}

@@ -29,7 +29,8 @@ What to ask is kept apart from how it is asked. :func:`resolve` walks the graph 
 every question to an *asker* with a stable key (the parameter name). The framework's asker
 is :func:`context_asker`, which asks with ``ctx.elicit`` on either era (mid-call on a
 handshake connection; into the round on 2026). An asker that cannot ask now raises
-:class:`QuestionsPending`; :func:`resolve` then carries on
+:class:`QuestionsPending` (or the bare :class:`InputRequired`, for the question it was
+given); :func:`resolve` then carries on
 with whatever does not depend on the unanswered question, and raises one
 :class:`QuestionsPending` with every question it collected.
 """
@@ -403,6 +404,10 @@ async def resolve(
                 pending.update(exc.questions)
                 blocked.add(node.key)
                 continue
+            except InputRequired:  # the asker noted this very question in the round (context_asker)
+                pending[node.key] = produced
+                blocked.add(node.key)
+                continue
             questions[node.key] = produced.message
         elif isinstance(produced, ElicitationResult):
             outcome = produced
@@ -422,14 +427,15 @@ def _data(outcome: ElicitationResult[Any]) -> Any:
 
 
 def context_asker(ctx: Context) -> Asker:
-    """Ask through ``ctx.elicit``: mid-call on a handshake connection, by round trips on 2026."""
+    """Ask through ``ctx.elicit``: mid-call on a handshake connection, by round trips on 2026.
 
-    async def ask(key: str, elicit: Elicit[Any]) -> ElicitationResult[Any]:
-        try:
-            return await ctx.elicit(
-                elicit.message, elicit.schema, timeout=elicit.timeout, max_attempts=elicit.max_attempts, key=key
-            )
-        except InputRequired:  # 2026: the question is noted in the round; resolve() gathers the rest
-            raise QuestionsPending({key: elicit}) from None
+    On 2026 the question is noted in the round and :class:`InputRequired` comes back through
+    :func:`resolve`, which gathers it with the rest: no second exception made here to say so.
+    A plain function handing back ``ctx.elicit``'s coroutine, so no frame of ours waits in it."""
+
+    def ask(key: str, elicit: Elicit[Any]) -> Awaitable[ElicitationResult[Any]]:
+        return ctx.elicit(
+            elicit.message, elicit.schema, timeout=elicit.timeout, max_attempts=elicit.max_attempts, key=key
+        )
 
     return ask

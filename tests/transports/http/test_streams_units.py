@@ -69,3 +69,27 @@ def test_close_stream_only_while_someone_listens_or_the_post_is_deciding() -> No
     assert not hs.close_stream(99, 500)
     hs.request_unanswered(1)
     assert stream.done and 1 not in hs.streams
+
+
+async def test_a_question_keeps_its_message_and_replays_as_the_same_json() -> None:
+    """A request to the client (a question, which may wait long for a person) is kept as its
+    message, not its JSON; whatever reads the stream gets the JSON all the same."""
+    hs = HTTPSession("s")
+    stream = hs.open_stream(3)
+    question = {"jsonrpc": "2.0", "id": 9, "method": "elicitation/create", "params": {"message": "Name?"}}
+    await hs.route(question, 3)
+    await hs.route({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progress": 1}}, 3)
+    assert stream.events[0][1] is question
+    assert type(stream.events[1][1]) is bytes
+    replayed = stream.after(0)
+    assert [type(payload) for _, payload, _ in replayed] == [bytes, bytes]
+    assert orjson.loads(replayed[0][1]) == question
+    assert [seq for seq, _, _ in replayed] == [1, 2]
+
+
+async def test_a_message_that_cannot_be_encoded_fails_its_sender_and_leaves_nothing() -> None:
+    hs = HTTPSession("s")
+    stream = hs.open_stream(3)
+    with pytest.raises(TypeError):
+        await hs.route({"jsonrpc": "2.0", "id": 9, "method": "elicitation/create", "params": {"x": object()}}, 3)
+    assert stream.events == [] and hs.standalone.events == []

@@ -403,10 +403,11 @@ class AeadStateCodec:
             raise InvalidRequestState(f"not a string ({type(token).__name__})")
         if len(token) > self.max_token_chars:
             raise InvalidRequestState(f"oversized ({len(token)} characters, limit {self.max_token_chars})")
-        parts = token.split(".")
-        if len(parts) != 3 or (parts[0] != TOKEN_VERSION and parts[0] != TOKEN_V1):
+        # Exactly two dots: found, not split (a split walks the whole token character by character).
+        version, _, rest = token.partition(".")
+        kid, dot, data = rest.partition(".")
+        if (version != TOKEN_VERSION and version != TOKEN_V1) or not dot or "." in data:
             raise InvalidRequestState(f"bad prefix or shape (expected '{TOKEN_VERSION}.<kid>.<data>')")
-        version, kid, data = parts
         key = self.keyring._lookup(kid)
         if key is None:
             raise InvalidRequestState(f"unknown key id {_preview(kid)}")

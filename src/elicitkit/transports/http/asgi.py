@@ -424,6 +424,7 @@ class StreamableHTTPHandler:
             stream.listeners += 1
             finished = gone = False
             watch = _DisconnectWatch(receive, hook)
+            del receive  # (the watch has what it needs: a bound method less while the stream waits)
             try:
                 while True:
                     if stream.done and cursor >= stream.next_seq - 1:
@@ -432,11 +433,10 @@ class StreamableHTTPHandler:
                     if hook is not None:  # each batch of events (the last with the terminator): one write
                         hook.gather(scope)
                     for seq, payload, final in stream.after(cursor):
-                        event_id = f"{stream.key}/{seq}" if with_ids else None
                         await send(
                             {
                                 "type": "http.response.body",
-                                "body": sse_event(payload, event_id=event_id),
+                                "body": sse_event(payload, event_id=f"{stream.key}/{seq}" if with_ids else None),
                                 "more_body": True,
                             }
                         )
@@ -460,6 +460,7 @@ class StreamableHTTPHandler:
                         break
                     if hook is not None:
                         hook.flush()
+                    payload = b""  # (the last one written may be a question encoded afresh: not kept while waiting)
                     await stream.changed()
             except asyncio.CancelledError:
                 if not watch.was_disconnect():
@@ -599,6 +600,8 @@ def _forget_request(scope: Scope) -> None:
     server reads per message it writes (uvicorn reads ``method``), not the path, the client's
     address, the scope's table or its state, for as long as the stream stays open."""
     method = scope.get("method")
+    if method == "POST":
+        method = "POST"  # the one constant, not the copy uvicorn decoded for this request
     scope.clear()
     scope["type"] = "http"
     scope["method"] = method

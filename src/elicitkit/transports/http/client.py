@@ -24,6 +24,7 @@ import anyio
 import orjson
 from anyio.abc import TaskGroup
 
+from elicitkit.protocol.connection import CANCELLED
 from elicitkit.protocol.errors import CONNECTION_CLOSED, MCPError
 from elicitkit.protocol.framing import SSEParser
 from elicitkit.protocol.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, JSON, ErrorResponse, RequestId, encode
@@ -132,6 +133,10 @@ class StreamableHTTPTransport:
         self.sessions = True  # stateless (set_stateless): no Mcp-Session-Id, nothing to resume
         self._answers: anyio.Semaphore | None = None
         self._asked_in: dict[RequestId, RequestId] = {}  # the server's question -> the call it came on
+        # Stateless (2026): a request is cancelled by closing its response stream, not by a
+        # notification. The streams being read, and cancelled requests whose stream had not come yet.
+        self._reading: dict[RequestId, anyio.CancelScope] = {}
+        self._dropped: set[RequestId] = set()
 
     def set_stateless(self, stateless: bool) -> None:
         """Stateless: forget and ignore session ids, open no GET stream, resume nothing, DELETE nothing."""
@@ -221,6 +226,9 @@ class StreamableHTTPTransport:
         if headers:
             merged.update(headers)
         if request_id is None:
+            if not self.sessions and message.get("method") == CANCELLED:
+                self._close_stream(message.get("params"))
+                return
             await self._send_answer(message, merged)
             return
         sent_session = merged.get("Mcp-Session-Id")
@@ -271,6 +279,21 @@ class StreamableHTTPTransport:
         if resp.status in (404, 405):
             said += f"; is {self.url} the MCP endpoint? It is usually at the path /mcp"
         await self._lost(request_id, said)
+
+    def _close_stream(self, params: Any) -> None:
+        """A 2026 request was cancelled: close its response stream, which is how the server hears it
+        (there is no ``notifications/cancelled`` over 2026 HTTP). A stream not open yet is closed
+        as soon as it comes."""
+        request_id = params.get("requestId") if isinstance(params, dict) else None
+        if request_id is None:
+            return
+        reading = self._reading.pop(request_id, None)
+        if reading is not None:
+            reading.cancel()
+            return
+        if len(self._dropped) >= _ASKED_REMEMBERED:
+            self._dropped.clear()
+        self._dropped.add(request_id)
 
     async def _post(self, data: bytes, headers: dict[str, str]) -> aiohttp.ClientResponse:
         """POST once more if a kept-alive connection turns out dead before any answer came.
@@ -409,6 +432,11 @@ class StreamableHTTPTransport:
         answered = False
         try:
             with anyio.CancelScope() as reading:
+                if request_id is not None and not self.sessions:
+                    if request_id in self._dropped:  # cancelled before its stream came
+                        self._dropped.discard(request_id)
+                        reading.cancel()
+                    self._reading[request_id] = reading
                 async for chunk in resp.content.iter_any():
                     for event in parser.feed(chunk):
                         if not event.data:
@@ -441,6 +469,8 @@ class StreamableHTTPTransport:
         except (aiohttp.ClientError, anyio.EndOfStream):
             pass
         finally:
+            if request_id is not None and self._reading.get(request_id) is reading:
+                del self._reading[request_id]
             resp.release()
         return answered
 

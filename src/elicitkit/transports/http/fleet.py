@@ -69,9 +69,9 @@ class RecordedStream(Stream):
         # go to the stream's own channel (whoever subscribed: a resumption, the standalone GET).
         self.reply_to = reply_to
 
-    def push(self, payload: bytes, final: bool) -> None:
+    def push(self, payload: bytes, final: bool, message: JSON | None = None) -> None:
         seq = self.next_seq
-        super().push(payload, final)
+        super().push(payload, final, message)
         owner = self.owner
         owner.backplane.record(owner.session_id, self.key, (seq, payload, FINAL if final else EVENT), self.reply_to)
         if final and self.remote:

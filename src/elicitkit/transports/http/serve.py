@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import contextvars
 import errno
 import logging
 import math
@@ -235,6 +236,9 @@ def timed_protocol(
     # class's: writing a class attribute bumps the type's version, which throws away CPython's
     # attribute caches for every method of the protocol, on every request.
     idle = _Count()
+    local = _Local()  # this server's address, one tuple for every connection
+    # uvicorn's set of request tasks (one per server) -> its ``discard``, made once.
+    forget: dict[int, Callable[[Any], None]] = {}
 
     class CappedCycle(RequestResponseCycle):
         """uvicorn's request cycle, deciding keep-alive when the response starts: closed when
@@ -280,7 +284,12 @@ def timed_protocol(
 
         def watch_lost(self, watch: Any) -> None:
             """The endpoint's :data:`DISCONNECT_HOOK`: call ``watch.lost()`` if the connection goes
-            away (None: stop). A request waiting on a person needs no task reading ``receive()``."""
+            away (None: stop). A request waiting on a person needs no task reading ``receive()``.
+            A connection already gone (the client left while the answer was quick to wait for)
+            is told at once."""
+            if watch is not None and self.transport.is_closing():
+                watch.lost()
+                return
             self._lost_watch = watch
 
         def gather(self, scope: Any) -> None:
@@ -323,6 +332,11 @@ def timed_protocol(
             ):
                 self.parser = None  # type: ignore[assignment]
                 self._parser_dropped = True
+            if cycle is not None and not cycle.body and type(cycle.body) is bytearray:
+                cycle.body = b""  # type: ignore[assignment]  # (its body read: no empty bytearray of its own)
+            if self._phase == _IDLE:  # its message is complete: uvicorn reads neither again
+                self.headers = _NO_HEADERS  # (a new request starts a list of its own)
+                self.url = b""
 
         def _reading(self, phase: int, limit: float | None) -> None:
             self._phase = phase
@@ -340,6 +354,15 @@ def timed_protocol(
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             _small_waiters(self.flow._is_writable_event)
+            # uvicorn made its own (host, port) tuples of both ends: the client's is the one the
+            # transport already holds, and this server's is the same for every connection.
+            peer = transport.get_extra_info("peername")
+            if type(peer) is tuple and peer == self.client:
+                self.client = peer
+            if self.server is not None and self.server == local.address:
+                self.server = local.address
+            else:
+                local.address = self.server
             self._reading(_HEADERS, header_timeout)
 
         def data_received(self, data: bytes) -> None:
@@ -382,6 +405,23 @@ def timed_protocol(
             # once it has read them, for a request that waits): uvicorn reads them no more.
             self.headers = []
             self._reading(_BODY, body_timeout)
+
+        def _start_asgi_task(self, cycle: RequestResponseCycle, app: Any) -> None:
+            """uvicorn's, less per request (its task lives as long as the request, minutes for a
+            question waiting on a person): one constant task name (3.11 makes a ``Task-N``
+            string for every unnamed task), and its done callback a method shared by every
+            request, run in an empty context (uvicorn's makes a bound method and copies the
+            context per request; the callback reads no context variable)."""
+            if self.config.reset_contextvars:
+                task = self.loop.create_task(cycle.run_asgi(app), name=REQUEST_TASK, context=contextvars.Context())
+            else:
+                task = self.loop.create_task(cycle.run_asgi(app), name=REQUEST_TASK)
+            tasks = self.tasks
+            discard = forget.get(id(tasks))  # (the method holds its set: no other gets that id)
+            if discard is None:
+                discard = forget[id(tasks)] = tasks.discard
+            task.add_done_callback(discard, context=_CALLBACK_CONTEXT)
+            tasks.add(task)
 
         def on_response_complete(self) -> None:
             pipelined = bool(self.pipeline)  # (super() starts the next one: self.cycle is that one)
@@ -478,6 +518,20 @@ class _Gathered:
 
     def is_closing(self) -> bool:
         return self.closed
+
+
+# A request's headers once its message is complete (see request_waits): uvicorn appends to a
+# fresh list per request, never to this one (a tuple, so that a change there fails loudly).
+_NO_HEADERS: list[tuple[bytes, bytes]] = ()  # type: ignore[assignment]
+REQUEST_TASK = "elicitkit-http-request"  # the name of uvicorn's task serving one HTTP request
+_CALLBACK_CONTEXT = contextvars.Context()
+
+
+class _Local:
+    __slots__ = ("address",)
+
+    def __init__(self) -> None:
+        self.address: tuple[str, int | None] | None = None
 
 
 class _Count:

@@ -120,11 +120,15 @@ class HTTPSession:
                 message, stream.status = to_client(message, stream.public_id)
             stream.push(encode(message), True)
             return
-        # A copy, not orjson's own buffer: that keeps ~4 KiB of spare capacity, and this payload
-        # stays in the stream (replayable) for as long as the request runs.
-        payload = bytes(memoryview(encode(message)))
+        encoded = encode(message)  # (a message that cannot be encoded fails its sender here)
         stream = self.streams.get(related) if related is not None else None
         target = stream if stream is not None and not stream.done else self.standalone
+        # A question (a request to the client) may wait long for a person: its stream keeps the
+        # message, whose params the asking frame holds anyway (see Stream). Anything else: a
+        # copy of its JSON, not orjson's own buffer (that has ~4 KiB of spare capacity), since
+        # it stays in the stream (replayable) for as long as the request runs.
+        kept = message if "id" in message and type(target) is Stream else None
+        payload = encoded if kept is not None else bytes(memoryview(encoded))
         if target.public_id is not None and len(target.events) >= UNREAD_LIMIT and target.request_id is not None:
             # 2026 (no event ids: nothing replays) and its client reads none of it: end the
             # request rather than hold every message for a reader that never comes
@@ -132,7 +136,7 @@ class HTTPSession:
             target.end_silently()
             self.session.cancel(target.request_id)
             return
-        target.push(payload, False)
+        target.push(payload, False, kept)
         if target is self.standalone and len(target.events) > STANDALONE_REPLAY_LIMIT:
             del target.events[0]
 

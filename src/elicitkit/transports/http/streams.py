@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import asyncio
 
-from elicitkit.protocol.jsonrpc import RequestId
+from elicitkit.protocol.jsonrpc import JSON, RequestId, encode
 
 
 class Stream:
     """One request's events, replayable.
 
     Kept small (a parked question holds one for as long as a person takes to answer): the
-    events are a list, and waiting is a future per waiter, made only while someone waits.
+    events are a list, and waiting is a future per waiter, made only while someone waits. An
+    event is its JSON, or, for a question (a request to the client), the message itself: its
+    params are the asking frame's own, so keeping the message costs a small dict where its
+    JSON would cost half a KiB per question; it is encoded again where it is written.
     """
 
     __slots__ = (
@@ -37,7 +40,7 @@ class Stream:
     def __init__(self, key: str, request_id: RequestId | None) -> None:
         self.key = key
         self.request_id = request_id
-        self.events: list[tuple[int, bytes, bool]] = []  # (seq, json, is_final)
+        self.events: list[tuple[int, bytes | JSON, bool]] = []  # (seq, json or message, is_final)
         self.next_seq = 1
         self.done = False
         self.delivered = 0  # highest seq a live listener has written out
@@ -48,8 +51,9 @@ class Stream:
         self.answering = True  # the POST has not yet chosen between a JSON and an SSE answer
         self._waiting: asyncio.Future[None] | list[asyncio.Future[None]] | None = None
 
-    def push(self, payload: bytes, final: bool) -> None:
-        self.events.append((self.next_seq, payload, final))
+    def push(self, payload: bytes, final: bool, message: JSON | None = None) -> None:
+        """One more event: ``payload``, or with ``message`` (its decoded form), that instead."""
+        self.events.append((self.next_seq, payload if message is None else message, final))
         self.next_seq += 1
         if final:
             self.done = True
@@ -102,7 +106,8 @@ class Stream:
             timer.cancel()
 
     def after(self, seq: int) -> list[tuple[int, bytes, bool]]:
-        return [e for e in self.events if e[0] > seq]
+        """The events after ``seq``, each as its JSON."""
+        return [_as_json(e) for e in self.events if e[0] > seq]
 
 
 # Event ids are ``<stream key>/<seq>``; a seq longer than this is no id of ours (and int() of a
@@ -130,6 +135,13 @@ def is_decided(stream: Stream) -> bool:
 async def decided(stream: Stream) -> None:
     while not is_decided(stream):
         await stream.wait()
+
+
+def _as_json(event: tuple[int, bytes | JSON, bool]) -> tuple[int, bytes, bool]:
+    payload = event[1]
+    if type(payload) is bytes:
+        return event  # type: ignore[return-value]
+    return event[0], encode(payload), event[2]  # type: ignore[arg-type]
 
 
 def _wake(change: asyncio.Future[None]) -> None:
