@@ -11,7 +11,8 @@ to run. This counts what the gateway itself executes: ``elicitkit gateway`` runs
 child; HTTP: both hops over loopback), our Client makes ``--warmup`` calls, counting is switched
 on (``callgrind_control -i on``) for ``--calls`` calls and off again. Compare with
 ``instructions.py --sdks elicitkit --scenario form``: the direct call costs its client plus its
-server; through the gateway, that plus the figure printed here.
+server; through the gateway, that plus the figure printed here. ``--loop asyncio`` counts the
+HTTP gateway on asyncio's own loop instead of its default (uvloop when installed).
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def _valgrind_pid(out: Path) -> int:
 
 
 @contextlib.contextmanager
-def _target(transport: str, where: Path, out: Path) -> Iterator[object]:
+def _target(transport: str, where: Path, out: Path, loop: str = "auto") -> Iterator[object]:
     """What the host's Client connects to: the gateway under callgrind, in front of the S1 server."""
     gateway = [*_valgrind(out), sys.executable, "-m", "elicitkit.cli", "gateway"]
     if transport == "stdio":
@@ -65,19 +66,20 @@ def _target(transport: str, where: Path, out: Path) -> Iterator[object]:
     http = ["http", "--scenario", "form", "--port", "0"]
     with bench.process([sys.executable, str(bench.ELICITKIT_SERVER), *http], bench.server_url) as behind:
         config = bench.gateway_config(where, behind)
-        argv = [*gateway, str(config), "--transport", "http", "--port", str(bench.free_port()), "--json"]
+        port = str(bench.free_port())
+        argv = [*gateway, str(config), "--transport", "http", "--port", port, "--json", "--loop", loop]
         with bench.process(argv, bench.gateway_url) as url:
             yield url
 
 
-async def measure(transport: str, calls: int, warmup: int, where: Path, out: Path) -> None:
+async def measure(transport: str, calls: int, warmup: int, where: Path, out: Path, loop: str = "auto") -> None:
     """``calls`` S1 calls through the gateway, counted into ``out``."""
     from elicitkit import Client, ElicitationResult
 
     async def answer(request: object) -> object:
         return ElicitationResult.accept(bench.answer_for(request.message))  # type: ignore[attr-defined]
 
-    with _target(transport, where, out) as target:
+    with _target(transport, where, out, loop) as target:
         async with Client(target, elicitation_callback=answer, timeout=900) as client:
 
             async def run(start: int, count: int) -> None:
@@ -98,15 +100,17 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=50)
     parser.add_argument("--warmup", type=int, default=30)
     parser.add_argument("--transports", default="stdio,http")
+    parser.add_argument("--loop", default="auto", help="the gateway's HTTP event loop: auto, asyncio, uvloop")
     args = parser.parse_args()
     os.environ.setdefault("ELICITKIT_TASK_DB", ":memory:")
     with tempfile.TemporaryDirectory() as where:
         for transport in args.transports.split(","):
             out = Path(where) / f"gateway-{transport}.callgrind"
-            anyio.run(measure, transport, args.calls, args.warmup, Path(where), out)
+            anyio.run(measure, transport, args.calls, args.warmup, Path(where), out, args.loop)
             time.sleep(0.5)  # the gateway's last file, written as it exits
             per_call = max(_instructions(found) for found in Path(where).glob(f"{out.name}*")) // args.calls
-            print(f"S1 through the gateway, {transport}: {per_call:,} gateway instructions per call")
+            loop = f" (--loop {args.loop})" if transport == "http" else ""
+            print(f"S1 through the gateway, {transport}{loop}: {per_call:,} gateway instructions per call")
 
 
 if __name__ == "__main__":

@@ -24,13 +24,24 @@ __all__ = ["gateway"]
     help="A fleet of gateways: the shared Redis (else [gateway] redis, else $ELICITKIT_REDIS_URL).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (JSON on stdout, HTTP only).")
-def gateway(config: str, transport: str, host: str, port: int, path: str, redis_url: str | None, as_json: bool) -> None:
+@click.option(
+    "--loop",
+    type=click.Choice(["auto", "asyncio", "uvloop"]),
+    default="auto",
+    show_default=True,
+    help="The event loop for HTTP (auto: uvloop when installed, elicitkit[gateway]).",
+)
+def gateway(
+    config: str, transport: str, host: str, port: int, path: str, redis_url: str | None, as_json: bool, loop: str
+) -> None:
     """Serve the backends of CONFIG (TOML, or JSON) as one MCP server, to hosts of every era (docs/gateway.md)."""
     from elicitkit.gateway import ConfigError, Gateway
     from elicitkit.transports.http.serve import CannotListen
 
     try:
         served = Gateway.from_file(config)
+        served.event_loop = loop  # type: ignore[assignment]  # (one of click's choices)
+        options = served.loop_options("http")
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
     if redis_url and transport == "http":
@@ -57,7 +68,10 @@ def gateway(config: str, transport: str, host: str, port: int, path: str, redis_
             click.echo(f"{served.name}: serving MCP at {url} for {names} (Ctrl-C stops)", err=True)
 
     try:
-        anyio.run(lambda: served.run_async("http", host=host, port=port, path=path, on_listening=listening))
+        anyio.run(
+            lambda: served.run_async("http", host=host, port=port, path=path, on_listening=listening),
+            backend_options=options,
+        )
     except CannotListen as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)

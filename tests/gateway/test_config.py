@@ -147,3 +147,29 @@ async def test_a_silent_backend_is_reported_and_does_not_hold_the_others(tmp_pat
             names = {tool.name for tool in (await client.list_tools()).tools}
             assert "old.book" in names and not any(name.startswith("silent") for name in names)
             assert "did not answer within 0.5s" in (gateway.backends["silent"].last_error or "")
+
+
+def test_the_http_event_loop_is_uvloop_when_installed_and_asyncio_when_asked(tmp_path: Path) -> None:
+    gateway = parse_config({"backends": [{"name": "a", "command": "x"}]})
+    served = Gateway(gateway)
+    assert served.loop_options("http") == {"use_uvloop": True}  # installed by the test extra
+    assert served.loop_options("stdio") == {"use_uvloop": False}  # stdio stays on asyncio's
+    served.event_loop = "asyncio"
+    assert served.loop_options("http") == {"use_uvloop": False}
+
+
+def test_asking_for_uvloop_without_it_is_said_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "uvloop" else real(name, *a))
+    served = Gateway(parse_config({"backends": [{"name": "a", "command": "x"}]}))
+    assert served.loop_options("http") == {"use_uvloop": False}  # auto: asyncio's, quietly
+    served.event_loop = "uvloop"
+    with pytest.raises(ConfigError, match=r"elicitkit\[gateway\]"):
+        served.loop_options("http")
+    config = tmp_path / "gw.toml"
+    config.write_text('[[backends]]\nname = "a"\ncommand = "x"\n')
+    result = CliRunner().invoke(main, ["gateway", str(config), "--transport", "http", "--loop", "uvloop"])
+    assert result.exit_code == 2
+    assert "uvloop event loop is not installed" in result.output

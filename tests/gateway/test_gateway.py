@@ -273,3 +273,14 @@ async def test_the_completion_notice_reaches_a_2025_11_25_host(gateway: Gateway,
         # the backend sent notifications/elicitation/complete for its URL question; the gateway passed it on
         assert await client.wait_for_elicitation_complete("sign-in-1", timeout=5)
     assert result.text == "connect: accept"
+
+
+@pytest.mark.parametrize("era", ["2025-06-18", "2026-07-28"])
+async def test_a_host_whose_era_has_no_completion_notice_gets_none(gateway: Gateway, era: str) -> None:
+    """The host request's scope decides (06-18 has no URL mode; 2026's retry brings the answer):
+    the call goes through, the backend's notice goes no further."""
+    async with host(gateway, era) as client:
+        result = await client.call_tool("old.connect")
+        # on its way, the notice would have come before the result, on the same stream
+        assert not await client.wait_for_elicitation_complete("sign-in-1", timeout=0.3)
+    assert result.text == "connect: accept"

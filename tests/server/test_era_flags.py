@@ -18,6 +18,7 @@ import elicitkit
 PACKAGE = Path(elicitkit.__file__).parent
 ERA_HOMES = ("server/scope.py", "server/session.py")
 ERA_ATTRIBUTES = {"modern", "stateless"}
+ERA_QUESTIONS = {"is_modern", "era_of"}
 ROUND_NAMES = {"round", "round_"}
 SEAM_NAMES = {"server", "endpoint", "transport", "streams", "session"}
 
@@ -76,6 +77,28 @@ def test_no_module_reads_an_era_flag_outside_the_scope_the_session_and_protocol(
     assert offenders == []
 
 
+def _era_questions(tree: ast.AST) -> list[tuple[int, str]]:
+    """Calls asking which era a version is (``is_modern(...)``, ``era_of(...)``)."""
+    return [
+        (node.lineno, ast.unparse(node))
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and (node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)) in ERA_QUESTIONS
+    ]
+
+
+def test_the_server_and_the_gateway_ask_no_request_its_era() -> None:
+    """Serving a request (server/, and the gateway on top of it) asks its scope to behave, never
+    which era it is: the scope kinds and the session's one routing are where eras differ."""
+    offenders = [
+        f"{name}:{line}: {text}"
+        for name, tree in _sources()
+        if name.startswith(("server/", "gateway/")) and name not in ERA_HOMES
+        for line, text in _era_questions(tree)
+    ]
+    assert offenders == []
+
+
 def test_nothing_looks_across_the_seam_with_getattr() -> None:
     offenders = [f"{name}:{line}: {text}" for name, tree in _sources() for line, text in _seam_lookups(tree)]
     assert offenders == []
@@ -98,3 +121,7 @@ def test_the_checks_catch_what_they_forbid() -> None:
         'getattr(model, "field")\n'
     )
     assert [line for line, _ in _seam_lookups(seam)] == [1, 2, 3]
+    asked = ast.parse(
+        "if is_modern(scope.protocol_version): pass\nera = versions.era_of(v)\nmodern = scope.is_modernised\n"
+    )
+    assert [line for line, _ in _era_questions(asked)] == [1, 2]

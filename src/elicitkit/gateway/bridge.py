@@ -19,7 +19,6 @@ tool's ``ctx.elicit`` runs). The era translation is those two sides meeting:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -48,7 +47,7 @@ from elicitkit.protocol.errors import (
 )
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.protocol.modern import ELICIT
-from elicitkit.protocol.versions import LATEST_LEGACY, is_modern, supports_url_elicitation
+from elicitkit.protocol.versions import LATEST_LEGACY, supports_url_elicitation
 from elicitkit.server import asking
 from elicitkit.server.rounds.round import only_asking
 from elicitkit.server.scope import RequestScope
@@ -463,14 +462,3 @@ async def _put_url(scope: RequestScope, request: UrlRequest, key: str | None) ->
     from elicitkit.server.pages import AnswerOnPage
 
     raise AnswerOnPage(request.url, request.message)
-
-
-async def send_complete(scope: RequestScope | None, elicitation_id: str) -> None:
-    """A backend's completion notice, to a host that has them (2025-11-25)."""
-    if scope is None:
-        return
-    version = scope.protocol_version or LATEST_LEGACY
-    if is_modern(version) or not supports_url_elicitation(version):
-        return
-    with contextlib.suppress(Exception):
-        await scope.session.send_elicit_complete(elicitation_id, related=scope.request_id)

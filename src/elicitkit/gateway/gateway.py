@@ -8,6 +8,7 @@ the client's (every era, both transports): nothing here speaks the protocol itse
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
@@ -22,16 +23,16 @@ from elicitkit.backplane.base import Backplane
 from elicitkit.gateway.accounts import Accounts, connections_for
 from elicitkit.gateway.auth import front_door
 from elicitkit.gateway.backend import Backend, BackendUnavailable, Lease
-from elicitkit.gateway.bridge import Parked, forward, send_complete
+from elicitkit.gateway.bridge import Parked, forward
 from elicitkit.gateway.catalogue import Catalogue, Entry, Listing
 from elicitkit.gateway.config import GatewayConfig, load_config
+from elicitkit.gateway.errors import ConfigError
 from elicitkit.gateway.fleet import CallRelay
 from elicitkit.gateway.subscriptions import Subscriptions
 from elicitkit.protocol import subscriptions as subs
 from elicitkit.protocol.errors import INVALID_PARAMS, MCPError
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.protocol.modern import InvalidToolHeaders, tool_header_params
-from elicitkit.protocol.versions import is_modern
 from elicitkit.server.listen import listen
 from elicitkit.server.methods import page
 from elicitkit.server.pages import CLAIM_ARGUMENT
@@ -45,6 +46,17 @@ if TYPE_CHECKING:
 __all__ = ["Gateway"]
 
 _AS_TASK = TaskOptions("optional")
+
+
+def uses_uvloop(choice: str) -> bool:
+    """Whether ``choice`` (``auto``, ``asyncio``, ``uvloop``) means uvloop; :class:`ConfigError`
+    when uvloop is asked for by name and is not installed."""
+    if choice == "asyncio":
+        return False
+    found = importlib.util.find_spec("uvloop") is not None
+    if choice == "uvloop" and not found:
+        raise ConfigError("the uvloop event loop is not installed: pip install 'elicitkit[gateway]'")
+    return found
 
 
 @dataclass(frozen=True)
@@ -151,6 +163,15 @@ class Gateway(Server):
             self.use_backplane(RedisBackplane.from_url(self.config.redis))
         async with self.running():
             await super().run_async(transport, host=host, port=port, path=path, **options)
+
+    event_loop: Literal["auto", "asyncio", "uvloop"] = "auto"
+    """The event loop :meth:`run` (and ``elicitkit gateway``) serves HTTP on: ``auto`` is uvloop
+    when installed (``elicitkit[gateway]``), else asyncio's. Every forwarded message crosses two
+    connections here, so the loop's own cost counts twice: uvloop spends about a sixth fewer
+    instructions per forwarded call (docs/gateway.md, "Measured"). Stdio stays on asyncio's."""
+
+    def loop_options(self, transport: Literal["stdio", "http"]) -> dict[str, Any]:
+        return {"use_uvloop": transport == "http" and uses_uvloop(self.event_loop)}
 
     def use_backplane(self, backplane: Backplane) -> None:
         """A fleet's backplane also shares the 2026 hosts' parked backend calls (:mod:`.fleet`)."""
@@ -359,13 +380,13 @@ class Gateway(Server):
     async def _listen(self, scope: RequestScope) -> JSON:
         """A 2026 listen stream: the server's own, its ``resourceSubscriptions`` held at the
         backends while it is open."""
+        scope.serve_2026_only(subs.LISTEN)  # -32601 on a handshake session, before anything is held
         stream = object()
         held: list[str] = []
         try:
-            if is_modern(scope.protocol_version or ""):  # (the server answers -32601 to a handshake session)
-                for uri in subs.parse_listen(scope.params).resource_subscriptions:
-                    await self.subscriptions.add(stream, uri, lambda: True)
-                    held.append(uri)
+            for uri in subs.parse_listen(scope.params).resource_subscriptions:
+                await self.subscriptions.add(stream, uri, lambda: True)
+                held.append(uri)
             return await listen(self, scope)
         finally:
             with anyio.CancelScope(shield=True):
@@ -393,7 +414,9 @@ class Gateway(Server):
                 name = params.get("logger")
                 await scope.log(str(level), params.get("data"), f"{backend.name}.{name}" if name else backend.name)
         elif method == "notifications/elicitation/complete" and isinstance(params.get("elicitationId"), str):
-            await send_complete(call.scope if call is not None else None, params["elicitationId"])
+            scope = call.scope if call is not None else None
+            if scope is not None:  # to a host whose era has the notice (the scope knows)
+                await scope.elicitation_completed(params["elicitationId"])
 
     async def _changed(self, backend: Backend, method: str, principal: str | None = None) -> None:
         try:

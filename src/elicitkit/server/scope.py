@@ -37,7 +37,7 @@ from elicitkit.protocol.errors import METHOD_NOT_FOUND, MCPError, RequestTimeout
 from elicitkit.protocol.jsonrpc import JSON, RequestId
 from elicitkit.protocol.modern import Envelope, missing_capability
 from elicitkit.protocol.tasks import declares_tasks, missing_extension
-from elicitkit.protocol.versions import MODERN_2026
+from elicitkit.protocol.versions import LATEST_LEGACY, MODERN_2026, supports_url_elicitation
 from elicitkit.runtime.peer import IncomingRequest
 from elicitkit.server import signals
 from elicitkit.server.rounds import round as rounds
@@ -220,6 +220,12 @@ class RequestScope:
     def url_inputs(self, exc: UrlElicitationRequired) -> JSON:
         """A tool raised :class:`UrlElicitationRequired` (the client can open URLs): the result."""
         raise NotImplementedError
+
+    async def elicitation_completed(self, elicitation_id: str) -> None:
+        """A URL question put on this request's behalf finished elsewhere (a gateway's backend
+        said so): tell the client, where its era has the notice. A 2026 request or a task's run
+        has none (the retry, or ``tasks/update``, brings the answer)."""
+        return None
 
     # -- what differs by kind: running ------------------------------------------------
 
@@ -420,6 +426,12 @@ class _HandshakeScope(RequestScope):
 
     def url_inputs(self, exc: UrlElicitationRequired) -> JSON:
         raise exc.to_mcp_error() from None
+
+    async def elicitation_completed(self, elicitation_id: str) -> None:
+        if not supports_url_elicitation(self.protocol_version or LATEST_LEGACY):
+            return  # (2025-06-18 and before: no URL mode, so no notice; the question went as a form)
+        with contextlib.suppress(Exception):  # a gone client must not fail the backend's notice
+            await self.session.send_elicit_complete(elicitation_id, related=self.request.id)
 
     def run(self, body: Coroutine[Any, Any, JSON], server: RoundMaker) -> Awaitable[JSON]:
         # Nothing to turn into a result: the body itself, so no frame of ours waits around it.

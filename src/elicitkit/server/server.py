@@ -530,6 +530,10 @@ class Server(LowLevelServer):
             with anyio.CancelScope(shield=True):
                 await self.tasks.aclose()
 
+    def loop_options(self, transport: Literal["stdio", "http"]) -> dict[str, Any]:
+        """anyio's backend options for :meth:`run`'s event loop (none here: asyncio's own)."""
+        return {}
+
     def run(self, transport: Literal["stdio", "http"] = "stdio", **kwargs: Any) -> None:
         """Serve until the client goes away (stdio) or until SIGINT/SIGTERM; see :meth:`run_async`.
 
@@ -539,7 +543,7 @@ class Server(LowLevelServer):
         from elicitkit.transports.http.serve import CannotListen
 
         try:
-            anyio.run(lambda: self.run_async(transport, **kwargs))
+            anyio.run(lambda: self.run_async(transport, **kwargs), backend_options=self.loop_options(transport))
         except CannotListen as exc:
             raise SystemExit(f"error: {exc}") from None
 

@@ -166,7 +166,7 @@ class StreamableHTTPHandler:
             scope["headers"] = ()  # read above; what a parked question would keep otherwise
             hs, stream, modern = answer
             hook = scope.get(DISCONNECT_HOOK)
-            with_ids = await self._answer(hs, stream, receive, send, modern=modern, hook=hook)
+            with_ids = await self._answer(hs, stream, receive, send, modern=modern, hook=hook, scope=scope)
             if with_ids is None:
                 return None
             _forget_request(scope)
@@ -333,12 +333,14 @@ class StreamableHTTPHandler:
         *,
         modern: bool = False,
         hook: LostHook | None = None,
+        scope: Scope | None = None,
     ) -> bool | None:
         """Wait for the first outgoing message: the response alone -> JSON, anything else -> SSE.
 
         Returns None when the answer is complete, or, for an SSE answer whose headers went out,
         whether its events carry ids: the caller then pumps the stream (:meth:`_pump`), so this
-        frame is gone while the stream waits (for a person's answer, say).
+        frame is gone while the stream waits (for a person's answer, say). What it writes is
+        gathered (``hook``): the caller flushes it with the first events.
         """
         if not is_decided(stream):
             # Most answers come at once: wait a moment without the cost of a disconnect watcher
@@ -363,6 +365,8 @@ class StreamableHTTPHandler:
                     self.table.retire_when_done(hs, stream)
                 return None
         stream.answering = False
+        if hook is not None and scope is not None:
+            hook.gather(scope)  # the head, the priming event and the first events: one write
         if not stream.events and stream.done:  # cancelled before it said anything: an empty stream, then done
             hs.drop_stream(stream)
             await send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *session_headers]})
@@ -402,9 +406,18 @@ class StreamableHTTPHandler:
         see :class:`_DisconnectWatch`): a stream parked on a person's answer holds both for as
         long as it waits, so nothing else (no closure, no task group, no frame) is kept alive.
         """
-        pumped = await self._begin(scope, receive, send)
+        gathers = scope.get(DISCONNECT_HOOK)  # (our uvicorn protocol: see _answer)
+        try:
+            pumped = await self._begin(scope, receive, send)
+        except BaseException:
+            if gathers is not None:
+                gathers.flush()
+            raise
         if pumped is None:
+            if gathers is not None:
+                gathers.flush()
             return
+        del gathers  # an SSE answer's head goes with its first events (below)
         hs, stream, cursor, with_ids, hook, relayed = pumped
         del pumped  # (the tuple would live as long as the stream waits)
         try:
@@ -417,6 +430,8 @@ class StreamableHTTPHandler:
                     if stream.done and cursor >= stream.next_seq - 1:
                         finished = True  # ended without a response (cancelled): close the stream
                         break
+                    if hook is not None:  # each batch of events (the last with the terminator): one write
+                        hook.gather(scope)
                     for seq, payload, final in stream.after(cursor):
                         await send(
                             {
@@ -443,6 +458,8 @@ class StreamableHTTPHandler:
                             {"type": "http.response.body", "body": f"retry: {retry}\n\n".encode(), "more_body": False}
                         )
                         break
+                    if hook is not None:
+                        hook.flush()
                     payload = b""  # (the last one written may be a question encoded afresh: not kept while waiting)
                     await stream.changed()
             except asyncio.CancelledError:
@@ -464,6 +481,8 @@ class StreamableHTTPHandler:
             elif stream is not hs.standalone:
                 self.table.retire_when_done(hs, stream)
         finally:
+            if hook is not None:
+                hook.flush()  # the last events and the end of the response
             if relayed:  # a relayed GET's copy of the stream: nobody reads it any more
                 hs.drop_stream(stream)
                 stream.end_silently()  # (a retire watcher may wait on it)
@@ -612,6 +631,12 @@ class LostHook(Protocol):
     def request_waits(self) -> None:
         """The request's answer is a stream that may wait long: the connection lets go of
         what it needs only to read a next request."""
+
+    def gather(self, scope: Scope) -> None:
+        """Hold what the response to ``scope`` writes until :meth:`flush`."""
+
+    def flush(self) -> None:
+        """Write what was held, at once (a segment and a wake-up of the client, not one per part)."""
 
 
 class _DisconnectWatch:

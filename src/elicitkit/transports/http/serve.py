@@ -259,7 +259,16 @@ def timed_protocol(
 
     class TimedHttpToolsProtocol(HttpToolsProtocol):
         # Slots: more keys would grow every connection's instance dict to its next size.
-        __slots__ = ("_deadline", "_header_bytes", "_idle", "_lost_watch", "_parser_dropped", "_phase", "_read_timer")
+        __slots__ = (
+            "_deadline",
+            "_gathering",
+            "_header_bytes",
+            "_idle",
+            "_lost_watch",
+            "_parser_dropped",
+            "_phase",
+            "_read_timer",
+        )
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
@@ -270,6 +279,7 @@ def timed_protocol(
             self._idle = False
             self._lost_watch: Any = None  # the endpoint's watch on a waiting request (see watch_lost)
             self._parser_dropped = False  # (see request_waits)
+            self._gathering: RequestResponseCycle | None = None  # (see gather)
             self.pipeline = Pipeline()  # type: ignore[assignment]
 
         def watch_lost(self, watch: Any) -> None:
@@ -281,6 +291,30 @@ def timed_protocol(
                 watch.lost()
                 return
             self._lost_watch = watch
+
+        def gather(self, scope: Any) -> None:
+            """The endpoint's hook: hold what the response to ``scope`` writes until :meth:`flush`,
+            then write it at once. A response's head, its first events and, at its end, its last
+            event and the chunked terminator each went out in a write (a segment, a wake-up of
+            the client) of their own. Not behind a pipelined request (rare: written as they come)."""
+            cycle = self.cycle
+            if self._gathering is None and cycle is not None and cycle.scope is scope and not self.pipeline:
+                self._gathering = cycle
+                cycle.transport = _Gathered()  # type: ignore[assignment]
+
+        def flush(self) -> None:
+            """Write what :meth:`gather` held, in one write (nothing held: nothing to do)."""
+            cycle = self._gathering
+            if cycle is None:
+                return
+            self._gathering = None
+            held: _Gathered = cycle.transport  # type: ignore[assignment]
+            cycle.transport = self.transport
+            parts = held.parts
+            if parts:
+                self.transport.write(parts[0] if len(parts) == 1 else b"".join(parts))
+            if held.closed:
+                self.transport.close()
 
         def request_waits(self) -> None:
             """The endpoint's hook: this connection's request, its body read, now waits (an SSE
@@ -427,6 +461,10 @@ def timed_protocol(
             if self._read_timer is not None:
                 self._read_timer.cancel()
                 self._read_timer = None
+            gathering = self._gathering
+            if gathering is not None:  # nobody to write it to
+                self._gathering = None
+                gathering.transport = self.transport
             super().connection_lost(exc)
             watch = self._lost_watch
             if watch is not None:
@@ -460,6 +498,26 @@ def timed_protocol(
             self.transport.close()
 
     return TimedHttpToolsProtocol
+
+
+class _Gathered:
+    """What a response's cycle writes to while the endpoint gathers its writes (see ``gather``)."""
+
+    __slots__ = ("closed", "parts")
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        if data:
+            self.parts.append(data)
+
+    def close(self) -> None:
+        self.closed = True
+
+    def is_closing(self) -> bool:
+        return self.closed
 
 
 # A request's headers once its message is complete (see request_waits): uvicorn appends to a
