@@ -24,8 +24,9 @@ example of each.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from elicitkit._lazy import lazy_names
 
 if TYPE_CHECKING:  # what mypy and IDEs see: every name below, bound
     from elicitkit.auth.base import (
@@ -126,15 +127,4 @@ _HOMES = {
 }
 
 if not TYPE_CHECKING:  # hidden from mypy, so an unknown name stays a type error there
-
-    def __getattr__(name: str) -> Any:
-        home = _HOMES.get(name)
-        if home is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(home), name)
-        globals()[name] = value
-        return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    __getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)
