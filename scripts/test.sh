@@ -40,7 +40,7 @@ echo "== pytest" >&2
 # of a 0.5 s start. Python still reads .pyc files when it may not write them.
 .venv/bin/python -m compileall -q src tests examples >/dev/null || true
 rc=0
-# A hard cap well inside CI's 90 minutes (the suite takes about 10): a hang ends as an
+# A hard cap well inside CI's 90 minutes (pytest takes about 16 on a 2-core machine): a hang ends as an
 # interrupted run that names where it was, not as a CI timeout that says nothing.
 # --durations: every run names its slowest tests, so the suite's time stays visible.
 timeout --signal=INT --kill-after=60 "${ELICITKIT_SUITE_CAP:-45m}" .venv/bin/python -m pytest --durations=25 "$@" || rc=$?
