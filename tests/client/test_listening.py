@@ -87,7 +87,7 @@ async def test_list_changes_and_updates_arrive_once_per_kind_and_uri(target: Any
         assert (first.kind, first.uri) == ("tools", None)
         assert (second.kind, second.uri) == ("resource", URI)
         await anyio.sleep(0.2)
-        assert not changes._pending  # the duplicate and the other URI never came
+        assert not changes.waiting()  # the duplicate and the other URI never came
         if mode == "modern":
             assert await number(client, "streams") == 1
         else:
@@ -130,7 +130,7 @@ async def test_two_streams_each_get_their_own_changes() -> None:
         assert (await next_change(notes)).uri == URI
         assert (await next_change(tools)).kind == "tools"
         await anyio.sleep(0.1)
-        assert not tools._pending and not notes._pending
+        assert not tools.waiting() and not notes.waiting()
 
 
 async def test_a_server_that_refuses_to_listen_is_an_error_on_entry() -> None:

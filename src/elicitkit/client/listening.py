@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -24,6 +23,7 @@ import anyio
 from elicitkit.protocol import subscriptions as subs
 from elicitkit.protocol.errors import INVALID_PARAMS, MCPError
 from elicitkit.protocol.jsonrpc import JSON, RequestId
+from elicitkit.runtime.latest import Latest
 
 if TYPE_CHECKING:
     from elicitkit.client.client import Client
@@ -65,34 +65,27 @@ class Changes:
 
     def __init__(self, agreed: subs.ListenFilter) -> None:
         self.agreed = agreed
-        self._pending: OrderedDict[tuple[str, str | None], Change] = OrderedDict()
-        self._ready = anyio.Event()
-        self._ended = False
-        self._error: BaseException | None = None
+        self._latest: Latest[tuple[str, str | None], Change] = Latest()
 
     def _put(self, change: Change) -> None:
-        if self._ended:
-            return
-        self._pending[(change.kind, change.uri)] = change  # a newer one replaces an unread one
-        self._ready.set()
+        self._latest.put((change.kind, change.uri), change)  # a newer one replaces an unread one
 
     def _end(self, error: BaseException | None = None) -> None:
-        if not self._ended:
-            self._ended, self._error = True, error
-            self._ready.set()
+        self._latest.end(error)
+
+    @property
+    def ended(self) -> bool:
+        return self._latest.ended
+
+    def waiting(self) -> list[Change]:
+        """The changes not read yet, oldest first."""
+        return self._latest.waiting()
 
     def __aiter__(self) -> Changes:
         return self
 
     async def __anext__(self) -> Change:
-        while not self._pending:
-            if self._ended:
-                if self._error is not None:
-                    raise self._error
-                raise StopAsyncIteration
-            self._ready = anyio.Event()
-            await self._ready.wait()
-        return self._pending.popitem(last=False)[1]
+        return await self._latest.take()
 
 
 class Listening:

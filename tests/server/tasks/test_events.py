@@ -43,7 +43,7 @@ async def test_a_slow_stream_keeps_only_the_newest_state_per_task() -> None:
     first, second = await anext(stream), await anext(stream)
     assert (first.task_id, first.status_message) == ("b", "1")  # ordered by the latest change
     assert (second.task_id, second.status, second.status_message) == ("a", "input_required", "2")
-    assert not stream._pending  # nothing else is held
+    assert not stream.waiting()  # nothing else is held
 
 
 async def test_every_stream_watching_a_task_gets_it_and_closing_unregisters() -> None:
@@ -106,7 +106,7 @@ async def test_the_runner_reports_a_task_life_to_its_listeners() -> None:
 
 
 def pending(stream: Any) -> list[tuple[str, str | None]]:
-    return [(view.task_id, view.status_message) for view in stream._pending.values()]
+    return [(view.task_id, view.status_message) for view in stream.waiting()]
 
 
 async def test_a_change_published_here_and_relayed_back_reaches_a_stream_once() -> None:
@@ -131,7 +131,7 @@ async def test_a_relayed_write_the_wire_does_not_show_is_not_sent() -> None:
     events.relay(record("a", status_message="running", version=3, lease_expires_at=12.0))
     assert pending(stream) == []
     events.relay(record("a", status="input_required", status_message="running", version=4))
-    assert [v.status for v in stream._pending.values()] == ["input_required"]
+    assert [v.status for v in stream.waiting()] == ["input_required"]
 
 
 async def test_a_stream_starts_from_the_records_its_caller_read() -> None:

@@ -189,7 +189,7 @@ async def test_the_relay_reads_only_watched_tasks_and_resends_no_local_change(
                     break
             await runner.wait(watched.task_id)
             await asyncio.sleep(QUIET)  # the feed has brought every write back by now
-            assert not stream._pending
+            assert not stream.waiting()
         assert heard == ["input_required", "working", "completed"]
         assert unwatched.task_id not in relay_reads
         assert watched.task_id in relay_reads  # each write read back, and dropped as already sent

@@ -18,12 +18,12 @@ it starts from; a record relayed in between is judged against that read, and by 
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from types import TracebackType
 
 from elicitkit.protocol.tasks import TaskView
+from elicitkit.runtime.latest import Latest
 from elicitkit.server.tasks.store import TaskRecord
 
 __all__ = ["TaskEvents", "TaskSubscription"]
@@ -35,7 +35,7 @@ class TaskSubscription(AsyncIterator[TaskView]):
     def __init__(self, events: TaskEvents, task_ids: frozenset[str], *, since: float | None = None) -> None:
         self.task_ids = task_ids
         self._events = events
-        self._pending: dict[str, TaskView] = {}
+        self._latest: Latest[str, TaskView] = Latest()
         # per task, the newest record version (revision) this stream got (or started from) and its view: what makes
         # a change arriving twice, late, or invisible on the wire reach the client at most once
         self._seen: dict[str, tuple[int, TaskView]] = {}
@@ -46,8 +46,6 @@ class TaskSubscription(AsyncIterator[TaskView]):
         # when the stream subscribed, on the runner's clock, if its caller reads where it starts only now: a
         # record read whose wire state changed at or after it (``updated_at``; a lease renewal leaves that) is news
         self._since = since
-        self._wake = asyncio.Event()
-        self._closed = False
 
     def _offer(self, revision: int, view: TaskView, *, relayed: bool) -> None:
         if revision:  # 0: a record no store versioned (tests): always offered
@@ -64,21 +62,17 @@ class TaskSubscription(AsyncIterator[TaskView]):
                     self._seen[view.task_id] = (revision, view)
                     return  # a write the wire does not show (another instance renewing its lease)
             self._seen[view.task_id] = (revision, view)
-        self._pending.pop(view.task_id, None)  # re-insert: order by the latest change
-        self._pending[view.task_id] = view
-        self._wake.set()
+        self._latest.put(view.task_id, view)  # ordered by the latest change
 
     def __aiter__(self) -> TaskSubscription:
         return self
 
     async def __anext__(self) -> TaskView:
-        while not self._pending:
-            if self._closed:
-                raise StopAsyncIteration
-            self._wake.clear()
-            await self._wake.wait()
-        task_id = next(iter(self._pending))
-        return self._pending.pop(task_id)
+        return await self._latest.take()
+
+    def waiting(self) -> list[TaskView]:
+        """The changes not taken yet, oldest first."""
+        return self._latest.waiting()
 
     def narrow(self, task_ids: Iterable[str], *, current: Mapping[str, TaskRecord] | None = None) -> None:
         """Watch only those of ``task_ids`` watched already, from the records in ``current`` on.
@@ -91,7 +85,7 @@ class TaskSubscription(AsyncIterator[TaskView]):
         self._events._drop(self, gone)
         self.task_ids = keep
         for task_id in gone:
-            self._pending.pop(task_id, None)
+            self._latest.discard(task_id)
             self._seen.pop(task_id, None)
         self._start_from(current or {})
 
@@ -112,17 +106,15 @@ class TaskSubscription(AsyncIterator[TaskView]):
             return
         for task_id in self.task_ids:  # the read shows a change made after this stream subscribed: news
             seen = self._seen.get(task_id)
-            if seen is not None and task_id not in self._pending and seen[1].updated_at >= self._since:
-                self._pending[task_id] = seen[1]
-                self._wake.set()
+            if seen is not None and task_id not in self._latest and seen[1].updated_at >= self._since:
+                self._latest.put(task_id, seen[1])
         self._since = None
 
     def close(self) -> None:
         """Stop receiving; an iteration in progress ends once what is pending is taken."""
-        if not self._closed:
-            self._closed = True
+        if not self._latest.ended:
+            self._latest.end()
             self._events._drop(self, self.task_ids)
-            self._wake.set()
 
     async def __aenter__(self) -> TaskSubscription:
         return self
