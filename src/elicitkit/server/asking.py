@@ -13,6 +13,8 @@ import logging
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, cast
 
+from orjson import Fragment
+
 from elicitkit.elicitation.answers import parse_result
 from elicitkit.elicitation.errors import (
     ElicitationTimeout,
@@ -29,6 +31,7 @@ from elicitkit.server import signals
 from elicitkit.server.content import error_result
 from elicitkit.server.pages import AnswerOnPage, PageHost, caller_of, pages_of, question_key
 from elicitkit.server.rounds.round import InputRequired
+from elicitkit.server.rounds.sealing import fingerprint_asked, schema_json
 from elicitkit.server.scope import RequestScope, TooManyQuestions
 from elicitkit.telemetry import hook as telemetry
 
@@ -100,6 +103,32 @@ class _FormQuestion:
 
     def check(self, raw: JSON) -> ElicitationResult[Any]:
         return _typed(parse_result(raw, mode="form", schema=self.schema), self.form)
+
+    def fingerprint(self, method: str, params: JSON) -> str:
+        """:func:`~elicitkit.server.rounds.sealing.fingerprint_question` of this question as
+        phrased in ``params``, the schema's canonical JSON made once per schema (a 2026 call
+        fingerprints its question on every run)."""
+        # Only a model's form: its gated schema is the form's own, never changed; a hand-written
+        # schema may be the caller's dict, which the caller may change between two calls.
+        fragment = _schema_fragment(self.schema) if self.form.model is not None else None
+        return fingerprint_asked(method, params, fragment)
+
+
+_FRAGMENTS: dict[int, tuple[dict[str, Any], Fragment | None]] = {}  # id(schema) -> (schema, its JSON)
+_FRAGMENTS_SIZE = 256
+
+
+def _schema_fragment(schema: dict[str, Any]) -> Fragment | None:
+    """The canonical JSON of a form's memoized schema, made once (the entry holds the schema, so
+    its id cannot be reused while the entry lives)."""
+    found = _FRAGMENTS.get(id(schema))
+    if found is not None and found[0] is schema:
+        return found[1]
+    made = schema_json(schema)
+    if len(_FRAGMENTS) >= _FRAGMENTS_SIZE:
+        del _FRAGMENTS[next(iter(_FRAGMENTS))]
+    _FRAGMENTS[id(schema)] = (schema, made)
+    return made
 
 
 async def _raise(exc: Exception) -> Any:

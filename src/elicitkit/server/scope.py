@@ -108,6 +108,11 @@ class Question(Protocol[R_co]):
 
     def check(self, raw: JSON) -> R_co: ...
 
+    def fingerprint(self, method: str, params: JSON) -> str:
+        """:func:`~elicitkit.server.rounds.sealing.fingerprint_question` of the question as
+        ``params`` phrase it (a round pins its answer to it), made as cheaply as the question can."""
+        ...
+
 
 class RequestScope:
     """What a request handler gets: the request, its session, the client as this request sees it
@@ -506,7 +511,7 @@ class _StatelessScope(RequestScope):
         round_ = self._round()
         key = key or round_.next_key()
         params = question.phrase(None)
-        raw = round_.answer(key, ELICIT, params)
+        raw = round_.answer(key, ELICIT, params, question.fingerprint(ELICIT, params))
         tel = telemetry.current
         if raw is None:
             round_.need(key, ELICIT, params)

@@ -23,6 +23,7 @@ from typing import Any, NoReturn
 from elicitkit.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, MCPError
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.server.rounds.sealing import (
+    AeadStateCodec,
     InvalidRequestState,
     SealedState,
     SpentStore,
@@ -84,8 +85,9 @@ class Round:
         self._counter += 1
         return f"q{self._counter}"
 
-    def answer(self, key: str, method: str, params: JSON) -> JSON | None:
-        """The answer to this question if the round has one, else None."""
+    def answer(self, key: str, method: str, params: JSON, fingerprint: str | None = None) -> JSON | None:
+        """The answer to this question if the round has one, else None (``fingerprint``: the
+        question's :func:`fingerprint_question`, when the caller made it already)."""
         raise NotImplementedError
 
     def record(self, key: str, answer: JSON) -> None:
@@ -166,10 +168,10 @@ class InputRound(Round):
             raise MCPError(INVALID_PARAMS, "inputResponses must be an object keyed by input request")
         return raw
 
-    def answer(self, key: str, method: str, params: JSON) -> JSON | None:
+    def answer(self, key: str, method: str, params: JSON, fingerprint: str | None = None) -> JSON | None:
         """The answer to this question if the retry (or the sealed state) has one, else None."""
-        question = {"method": method, "params": params}
-        fingerprint = fingerprint_question(question)
+        if fingerprint is None:
+            fingerprint = fingerprint_question({"method": method, "params": params})
         self._asked[key] = fingerprint
         if key in self.responses:
             self._check_replayed(key, fingerprint)
@@ -181,8 +183,9 @@ class InputRound(Round):
             if method == "elicitation/create" and response.get("action") not in ("accept", "decline", "cancel"):
                 raise MCPError(INVALID_PARAMS, f"inputResponses[{key!r}]: unknown action {response.get('action')!r}")
             return response
-        if self.previous is not None and self.previous.answer_matches(key, question):
-            recorded: JSON = self.previous.answers[key]
+        previous = self.previous
+        if previous is not None and key in previous.answers and previous.questions.get(key) == fingerprint:
+            recorded: JSON = previous.answers[key]  # (SealedState.answer_matches, fingerprinted once)
             return recorded
         return None
 
@@ -216,15 +219,17 @@ class InputRound(Round):
         """The ``InputRequiredResult`` for the questions still open, with the state to echo."""
         round_no = (self.previous.round if self.previous is not None else 0) + 1
         questions, answers = dict(self._asked), dict(self._answers)
-        if answers.keys() <= questions.keys():  # what the model's validator checks: skip pydantic
-            state = construct_state(round_no, questions, answers, self.app or None)
+        codec = self.codec
+        if type(codec) is AeadStateCodec and answers.keys() <= questions.keys():
+            # The default codec, and what the model's validator checks holds: no model built.
+            token = codec.seal_values(round_no, questions, answers, self.app or None, self.binding)
         else:
-            state = SealedState(round=round_no, questions=questions, answers=answers, app=self.app or None)
-        return {
-            "resultType": "input_required",
-            "inputRequests": dict(self.pending),
-            "requestState": self.codec.seal(state, self.binding),
-        }
+            if answers.keys() <= questions.keys():
+                state = construct_state(round_no, questions, answers, self.app or None)
+            else:  # the model's validator says why
+                state = SealedState(round=round_no, questions=questions, answers=answers, app=self.app or None)
+            token = codec.seal(state, self.binding)
+        return {"resultType": "input_required", "inputRequests": dict(self.pending), "requestState": token}
 
 
 async def ask(round_: Round, method: str, params: JSON, *, key: str | None = None) -> JSON:

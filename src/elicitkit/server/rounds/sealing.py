@@ -59,7 +59,9 @@ __all__ = [
     "canonical_json",
     "default_codec",
     "digest_arguments",
+    "fingerprint_asked",
     "fingerprint_question",
+    "schema_json",
 ]
 
 TOKEN_VERSION = "v2"
@@ -133,6 +135,32 @@ def fingerprint_question(question: Any) -> str:
     matches and must not be replayed.
     """
     return b64encode(hashlib.sha256(canonical_json(question)).digest()[:16])
+
+
+def schema_json(schema: Any) -> orjson.Fragment | None:
+    """A schema's :func:`canonical_json`, made once for a schema asked again and again (a form's
+    memoized one), for :func:`fingerprint_asked`; None when only the careful path can say."""
+    try:
+        fast = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return None
+    return orjson.Fragment(fast) if b"null" not in fast or _finite(schema) else None
+
+
+def fingerprint_asked(method: str, params: Mapping[str, Any], schema: orjson.Fragment | None) -> str:
+    """:func:`fingerprint_question` of ``{"method": method, "params": params}``, the same value,
+    where ``schema`` is :func:`schema_json` of ``params["requestedSchema"]``: the schema, most
+    of the question, is not sorted and written again for every question."""
+    if schema is not None:
+        try:
+            fast = orjson.dumps(
+                {"method": method, "params": {**params, "requestedSchema": schema}}, option=orjson.OPT_SORT_KEYS
+            )
+        except TypeError:  # lone surrogates in the message...: the careful path decides
+            fast = None
+        if fast is not None and (b"null" not in fast or _finite(params)):
+            return b64encode(hashlib.sha256(fast).digest()[:16])
+    return fingerprint_question({"method": method, "params": params})
 
 
 # -- binding ------------------------------------------------------------------------------
@@ -362,6 +390,20 @@ class AeadStateCodec:
         Raises ``ValueError`` if ``app`` or ``answers`` hold non-JSON values or the token would
         exceed ``max_token_chars`` (which :meth:`open` would refuse).
         """
+        return self.seal_values(payload.round, payload.questions, payload.answers, payload.app, binding, ttl_seconds)
+
+    def seal_values(
+        self,
+        round_no: int,
+        questions: dict[str, str],
+        answers: dict[str, Any],
+        app: Any,
+        binding: StateBinding,
+        ttl_seconds: int | None = None,
+    ) -> str:
+        """:meth:`seal` of a payload given as its values: what a round seals, with no model built
+        first (the caller vouches for what :class:`SealedState` validates: ``round_no >= 0``,
+        string fingerprints, every answer's key among ``questions``)."""
         key = self.keyring._sealing()
         ttl = self.ttl_seconds if ttl_seconds is None else ttl_seconds
         # The two random values a seal needs (the payload's nonce and the AES nonce) from one
@@ -376,11 +418,11 @@ class AeadStateCodec:
             "arguments_digest": binding.arguments_digest,
             "principal": binding.principal,
             "exp": int(self._clock()) + ttl,
-            "round": payload.round,
+            "round": round_no,
             "nonce": b64encode(rand[:_PAYLOAD_NONCE]),  # what secrets.token_urlsafe(12) gave
-            "questions": payload.questions,
-            "answers": payload.answers,
-            "app": payload.app,
+            "questions": questions,
+            "answers": answers,
+            "app": app,
         }
         try:
             body = _payload_json(stamped)

@@ -39,8 +39,9 @@ class TaskRound(Round):
         super().__init__({key: a.response for key, a in answers.items() if a.fingerprint is None})
         self._pinned = {key: a for key, a in answers.items() if a.fingerprint is not None}
 
-    def answer(self, key: str, method: str, params: JSON) -> JSON | None:
-        fingerprint = fingerprint_question({"method": method, "params": params})
+    def answer(self, key: str, method: str, params: JSON, fingerprint: str | None = None) -> JSON | None:
+        if fingerprint is None:
+            fingerprint = fingerprint_question({"method": method, "params": params})
         self._asked[key] = fingerprint
         fresh: JSON | None = self.responses.get(key)
         if fresh is not None:
