@@ -158,6 +158,13 @@ def _compiled(schema: dict[str, Any]) -> tuple[Any, Any]:
     return entry
 
 
+def compiled_schema(schema: dict[str, Any]) -> tuple[Any, Any]:
+    """What checking an answer against ``schema`` needs, for a caller that asks the same schema
+    object again and again and keeps it (:func:`validate_answer`'s ``compiled``): the cache is
+    found by the schema's sorted JSON, which is then not written again for every answer."""
+    return _compiled(schema)
+
+
 def _validator(schema: dict[str, Any]) -> Any:
     return _compiled(schema)[0]
 
@@ -375,15 +382,19 @@ def apply_defaults(schema: dict[str, Any], content: dict[str, Any]) -> dict[str,
     return filled
 
 
-def validate_answer(schema: dict[str, Any], content: Any, *, fill_defaults: bool = True) -> dict[str, Any]:
-    """The accepted form content, defaults applied and checked; raises :class:`InvalidAnswer` only."""
+def validate_answer(
+    schema: dict[str, Any], content: Any, *, fill_defaults: bool = True, compiled: tuple[Any, Any] | None = None
+) -> dict[str, Any]:
+    """The accepted form content, defaults applied and checked; raises :class:`InvalidAnswer` only.
+
+    ``compiled``: :func:`compiled_schema` of this very ``schema``, when the caller kept it."""
     if not isinstance(content, dict):
         raise InvalidAnswer([(None, f"content must be an object, got {type(content).__name__}")], content)
     if not isinstance(schema, dict):
         raise InvalidAnswer([(None, "the requested schema is not an object")], content)
     answer: dict[str, Any] = apply_defaults(schema, content) if fill_defaults else content
     try:
-        validator, fast = _compiled(schema)
+        validator, fast = compiled if compiled is not None else _compiled(schema)
         if fast is not None and fast(answer):
             return answer
         errors = sorted(validator.iter_errors(answer), key=lambda e: [str(p) for p in e.absolute_path])
@@ -403,10 +414,13 @@ def field_problems(prop: dict[str, Any], value: Any) -> list[str]:
         return [_unevaluable(exc).reason]
 
 
-def parse_result(raw: Any, *, mode: str, schema: dict[str, Any] | None = None) -> ElicitationResult[Any]:
+def parse_result(
+    raw: Any, *, mode: str, schema: dict[str, Any] | None = None, compiled: tuple[Any, Any] | None = None
+) -> ElicitationResult[Any]:
     """An ``ElicitResult`` from the wire, checked for its mode; content validated for forms.
 
     The accepted result's ``data`` is the validated content dict; typed callers convert it.
+    ``compiled``: :func:`compiled_schema` of ``schema``, when the caller kept it.
     """
     if not isinstance(raw, dict):
         raise InvalidAnswer([(None, "the answer must be an object")], raw)
@@ -419,7 +433,7 @@ def parse_result(raw: Any, *, mode: str, schema: dict[str, Any] | None = None) -
             return AcceptedElicitation(data=None, content=None)
         if schema is None:
             raise InvalidAnswer([(None, "no schema to check the answer against")], raw)
-        checked = validate_answer(schema, content if content is not None else {})
+        checked = validate_answer(schema, content if content is not None else {}, compiled=compiled)
         return AcceptedElicitation(data=checked, content=checked)
     if action in ("decline", "cancel"):
         if content is not None and content != {}:

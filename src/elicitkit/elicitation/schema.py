@@ -400,7 +400,7 @@ def for_version(schema: dict[str, Any], version: str) -> dict[str, Any]:
 class Form:
     """A question's shape: the schema to send, and how to turn an answer back into Python."""
 
-    __slots__ = ("_by_version", "_conversion", "_required", "model", "scalar", "schema")
+    __slots__ = ("_by_version", "_conversion", "_quick", "_required", "model", "scalar", "schema")
 
     def __init__(
         self,
@@ -419,6 +419,7 @@ class Form:
         self._required = (
             frozenset(name for name, info in model.model_fields.items() if info.is_required()) if model else frozenset()
         )
+        self._quick = _quick_builder(model) if model is not None and conversion is not None else None
 
     def parse(self, content: dict[str, Any]) -> Any:
         """A validated answer (``content``) as the model instance, the bare scalar, or the dict.
@@ -452,6 +453,9 @@ class Form:
                     fields[name] = None  # Optional[X] without a default, left out of the answer
         except (TypeError, ValueError):
             return None
+        quick = self._quick
+        if quick is not None and len(fields) == len(self._conversion or ()):  # every field, in the model's order
+            return quick(fields)
         return model.model_construct(**fields)
 
     def schema_for(self, version: str) -> dict[str, Any]:
@@ -460,6 +464,35 @@ class Form:
         if found is None:
             found = self._by_version[version] = for_version(self.schema, version)
         return found
+
+
+def _quick_builder(model: type[BaseModel]) -> Callable[[dict[str, Any]], BaseModel] | None:
+    """What ``model.model_construct(**fields)`` makes when ``fields`` holds every field by name,
+    in the model's order, without its per-field loop (aliases, defaults); None for a model where
+    that loop or its hooks would do more (aliases, a root model, ``model_post_init``, private
+    attributes, its own ``model_construct``)."""
+    if (
+        model.__pydantic_root_model__
+        or model.__pydantic_post_init__
+        or model.__private_attributes__
+        or getattr(model.model_construct, "__func__", None) is not BaseModel.model_construct.__func__  # type: ignore[attr-defined]
+    ):
+        return None
+    for name, info in model.model_fields.items():
+        if info.alias not in (None, name) or info.validation_alias not in (None, name):
+            return None
+    allows_extra = model.model_config.get("extra") == "allow"
+    new, set_ = model.__new__, object.__setattr__
+
+    def build(fields: dict[str, Any]) -> BaseModel:
+        made = new(model)
+        set_(made, "__dict__", fields)
+        set_(made, "__pydantic_fields_set__", set(fields))
+        set_(made, "__pydantic_extra__", {} if allows_extra else None)
+        set_(made, "__pydantic_private__", None)
+        return made
+
+    return build
 
 
 def form_from_schema(schema: Any) -> Form:

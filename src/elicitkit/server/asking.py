@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from orjson import Fragment
 
-from elicitkit.elicitation.answers import parse_result
+from elicitkit.elicitation.answers import compiled_schema, parse_result
 from elicitkit.elicitation.errors import (
     ElicitationTimeout,
     ElicitationUnsupported,
@@ -102,32 +102,50 @@ class _FormQuestion:
         return form_params(message, self.schema, self.version)
 
     def check(self, raw: JSON) -> ElicitationResult[Any]:
-        return _typed(parse_result(raw, mode="form", schema=self.schema), self.form)
+        # Only a model's form has its schema's work kept: its gated schema is the form's own,
+        # never changed; a hand-written schema may be the caller's dict, changed between calls.
+        memo = _memo(self.schema) if self.form.model is not None else None
+        compiled = memo.compiled if memo is not None else None
+        return _typed(parse_result(raw, mode="form", schema=self.schema, compiled=compiled), self.form)
 
     def fingerprint(self, method: str, params: JSON) -> str:
         """:func:`~elicitkit.server.rounds.sealing.fingerprint_question` of this question as
         phrased in ``params``, the schema's canonical JSON made once per schema (a 2026 call
         fingerprints its question on every run)."""
-        # Only a model's form: its gated schema is the form's own, never changed; a hand-written
-        # schema may be the caller's dict, which the caller may change between two calls.
-        fragment = _schema_fragment(self.schema) if self.form.model is not None else None
+        fragment = _memo(self.schema).fragment if self.form.model is not None else None
         return fingerprint_asked(method, params, fragment)
 
 
-_FRAGMENTS: dict[int, tuple[dict[str, Any], Fragment | None]] = {}  # id(schema) -> (schema, its JSON)
-_FRAGMENTS_SIZE = 256
+class _SchemaMemo:
+    """What a model form's gated schema costs to use, made once: its canonical JSON (the
+    question's fingerprint) and its compiled check (the answer's)."""
+
+    __slots__ = ("_compiled", "fragment", "schema")
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        self.schema = schema  # held: its id cannot be reused while the entry lives
+        self.fragment: Fragment | None = schema_json(schema)
+        self._compiled: tuple[Any, Any] | None = None
+
+    @property
+    def compiled(self) -> tuple[Any, Any]:
+        if self._compiled is None:
+            self._compiled = compiled_schema(self.schema)
+        return self._compiled
 
 
-def _schema_fragment(schema: dict[str, Any]) -> Fragment | None:
-    """The canonical JSON of a form's memoized schema, made once (the entry holds the schema, so
-    its id cannot be reused while the entry lives)."""
-    found = _FRAGMENTS.get(id(schema))
-    if found is not None and found[0] is schema:
-        return found[1]
-    made = schema_json(schema)
-    if len(_FRAGMENTS) >= _FRAGMENTS_SIZE:
-        del _FRAGMENTS[next(iter(_FRAGMENTS))]
-    _FRAGMENTS[id(schema)] = (schema, made)
+_MEMOS: dict[int, _SchemaMemo] = {}  # id(schema) -> its memo
+_MEMOS_SIZE = 256
+
+
+def _memo(schema: dict[str, Any]) -> _SchemaMemo:
+    found = _MEMOS.get(id(schema))
+    if found is not None and found.schema is schema:
+        return found
+    made = _SchemaMemo(schema)
+    if len(_MEMOS) >= _MEMOS_SIZE:
+        del _MEMOS[next(iter(_MEMOS))]
+    _MEMOS[id(schema)] = made
     return made
 
 
