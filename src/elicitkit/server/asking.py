@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from orjson import Fragment
 
+from elicitkit.elicitation import answers
 from elicitkit.elicitation.answers import compiled_schema, parse_result
 from elicitkit.elicitation.errors import (
     ElicitationTimeout,
@@ -106,6 +107,10 @@ class _FormQuestion:
         # never changed; a hand-written schema may be the caller's dict, changed between calls.
         memo = _memo(self.schema) if self.form.model is not None else None
         compiled = memo.compiled if memo is not None else None
+        if type(raw) is dict and raw.get("action") == "accept":  # parse_result's accept, typed: one result made
+            content = raw.get("content")
+            checked = answers.validate_answer(self.schema, content if content is not None else {}, compiled=compiled)
+            return AcceptedElicitation(data=self.form.parse(checked), content=checked)
         return _typed(parse_result(raw, mode="form", schema=self.schema, compiled=compiled), self.form)
 
     def fingerprint(self, method: str, params: JSON) -> str:

@@ -11,23 +11,25 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 import anyio
 from pydantic import ValidationError
 
 from elicitkit.elicitation.errors import ElicitationError, UrlElicitationRequired
+from elicitkit.elicitation.results import ElicitationResult
 from elicitkit.protocol.errors import MCPError
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.server import asking
 from elicitkit.server.content import error_result
-from elicitkit.server.resolvers import context_asker, resolve
+from elicitkit.server.context import Context
+from elicitkit.server.resolvers import Asker, Elicit, context_asker, resolve
 from elicitkit.server.rounds.round import InputRequired
 from elicitkit.server.scope import RequestScope, current_scope
 from elicitkit.server.tools import FunctionPlan, Tool, ToolError, describe_validation_error
 
 if TYPE_CHECKING:
-    from elicitkit.server.context import Context
     from elicitkit.server.server import Server
 
 __all__ = ["inject", "inject_context", "prepare_call", "run_tool"]
@@ -112,5 +114,19 @@ async def prepare_call(server: Server, tool: Tool, values: dict[str, Any], scope
     values = inject(server, tool.plan, values, scope)
     if tool.resolvers is not None:
         context = server.context_for(scope)
-        values.update(await resolve(tool.resolvers, values, context, context_asker(context)))
+        values.update(await resolve(tool.resolvers, values, context, _asker(context, scope)))
     return values
+
+
+def _asker(context: Context, scope: RequestScope) -> Asker:
+    """:func:`context_asker`; for the framework's own :class:`Context`, what its ``elicit`` does
+    with the form the ``Elicit`` made already (not looked up again for every question)."""
+    if type(context).elicit is not Context.elicit:  # a server's own Context asks its own way
+        return context_asker(context)
+
+    def ask(key: str, elicit: Elicit[Any]) -> Awaitable[ElicitationResult[Any]]:
+        return asking.ask_form(
+            scope, elicit.message, elicit.form, timeout=elicit.timeout, max_attempts=elicit.max_attempts, key=key
+        )
+
+    return ask
