@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import shlex
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any, Literal, Protocol, cast, runtime_checkable
@@ -316,7 +316,7 @@ class Connection:
 
     # ------------------------------------------------------------------ sending
 
-    async def request(
+    def request(
         self,
         method: str,
         params: JSON | None = None,
@@ -324,17 +324,29 @@ class Connection:
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
         on_started: Callable[[RequestId], object] | None = None,
-    ) -> JSON:
-        """Any request, raw: the result dict, or :class:`MCPError` raised.
+    ) -> Coroutine[Any, Any, JSON]:
+        """Any request, raw: (to await) the result dict, or :class:`MCPError` raised.
 
         Modern: the envelope is added (and a -32022 answer retried once with a version from its
         ``supported`` list). Legacy: a request refused because the server forgot our session
         opens a new session and is sent once more (it never reached a tool).
+
+        Not a coroutine itself: it hands back the era's own, so a request costs one coroutine
+        frame less (every await of a response resumes through each frame of the chain).
         """
         if self.era is Era.MODERN:
-            return await self._modern_request(
-                method, params, timeout=timeout, on_progress=on_progress, on_started=on_started
-            )
+            return self._modern_request(method, params, timeout=timeout, on_progress=on_progress, on_started=on_started)
+        return self._legacy_request(method, params, timeout=timeout, on_progress=on_progress, on_started=on_started)
+
+    async def _legacy_request(
+        self,
+        method: str,
+        params: JSON | None,
+        *,
+        timeout: float | None,
+        on_progress: ProgressCallback | None,
+        on_started: Callable[[RequestId], object] | None,
+    ) -> JSON:
         if self._renewing.locked():  # a new session is being opened: send in it, not without one
             async with self._renewing:
                 pass
@@ -420,16 +432,17 @@ class Connection:
         self._envelope = last = Envelope(self.modern_version, caps, dict(self.client_info), self.log_level)
         return last
 
-    async def _transport_send(self, message: JSON, related: RequestId | None) -> None:
+    def _transport_send(self, message: JSON, related: RequestId | None) -> Awaitable[None]:
+        """The peer's send: hands back the transport's own awaitable (no coroutine frame of its
+        own between the peer and the transport)."""
         if self._send is None:
             raise ConnectionClosed("transport not open")
         if self.trace is not None:
             self.trace("send", message)
         headers = self._headers_for(message)
         if headers:
-            await self._send(message, related, headers=headers)
-        else:
-            await self._send(message, related)
+            return cast(Awaitable[None], self._send(message, related, headers=headers))
+        return cast(Awaitable[None], self._send(message, related))
 
     def _headers_for(self, message: JSON) -> dict[str, str] | None:
         """The per-message HTTP headers of a 2026 request (None elsewhere)."""
