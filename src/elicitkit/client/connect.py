@@ -191,6 +191,7 @@ class Connection:
         self.discover_result: JSON | None = None
         self.log_level: str | None = None
         self._envelope: Envelope | None = None  # the last one sent (see envelope())
+        self._meta_made: tuple[Envelope, JSON] | None = None  # (an envelope, its _meta; see _wired())
         self.tool_headers: dict[str, dict[str, str]] = {}
         self.trace = trace
         self._send: Any = None
@@ -398,7 +399,7 @@ class Connection:
     ) -> JSON:
         retried = False
         while True:
-            wired = wrap(params, self.envelope())
+            wired = self._wired(params)
             try:
                 return await self.peer.request(
                     method, wired, timeout=timeout, on_progress=on_progress, on_started=on_started
@@ -412,6 +413,20 @@ class Connection:
                 logger.info("server refused protocol version %s; retrying with %s", self.modern_version, version)
                 self.modern_version = version
                 retried = True
+
+    def _wired(self, params: JSON | None) -> JSON:
+        """``params`` with the envelope: :func:`wrap`, with the ``_meta`` of a request that
+        brings none of its own made once per envelope and copied (every round of a call, every
+        call, sends the same one)."""
+        envelope = self.envelope()
+        if params is not None and "_meta" in params:
+            return wrap(params, envelope)
+        made = self._meta_made
+        if made is None or made[0] is not envelope:
+            made = self._meta_made = (envelope, wrap(None, envelope)["_meta"])
+        out = dict(params) if params else {}
+        out["_meta"] = dict(made[1])
+        return out
 
     def envelope(self) -> Envelope:
         """What every 2026 request says about this client.
