@@ -380,7 +380,12 @@ class StreamableHTTPTransport:
         is_answer = "method" not in message
         call = self._asked_in.pop(message.get("id"), None) if is_answer else None  # type: ignore[arg-type]
         give_up = anyio.current_time() + ANSWER_RETRY_SECONDS
-        async with self._answers:
+        answers = self._answers
+        try:  # a free slot (the usual case) costs no turn of the loop, as `async with` would
+            answers.acquire_nowait()
+        except anyio.WouldBlock:
+            await answers.acquire()
+        try:
             attempt = 0
             while True:
                 attempt += 1
@@ -406,6 +411,8 @@ class StreamableHTTPTransport:
                     why = f"the server refused the answer to its question (HTTP {resp.status}): {_reason(body)}"
                     await self._lost(call, why)
                 return
+        finally:
+            answers.release()
 
     async def _deliver(self, obj: Any) -> None:
         assert self._feed is not None
