@@ -13,8 +13,10 @@ slower, so it complements ``run.py`` rather than replacing it.
 
 Each (scenario, transport, SDK) runs ``run.py``'s own worker (the same client code and the
 same servers as the timed benchmark) under ``valgrind --tool=callgrind --instr-atstart=no``;
-after the warm-up, ``callgrind_control -i on`` switches counting on in the client and (HTTP)
-the server, ``--calls`` sequential calls run, and counting goes off again. In-memory is one
+after the warm-up and a full garbage collection, ``callgrind_control -i on`` switches counting
+on in the client and (HTTP) the server, ``--calls`` sequential calls run (without run.py's own
+collection first, which would count a whole-heap walk, ~0.3M instructions, into every call), and
+counting goes off again. In-memory is one
 process (client and server together).
 """
 
@@ -113,9 +115,12 @@ def measure(
         worker.proc.stdin.write(f"warmup {warmup}\n".encode())
         worker.proc.stdin.flush()
         _result(worker, "warm")
+        worker.proc.stdin.write(b"gc\n")  # the full collection before the calls, outside the count
+        worker.proc.stdin.flush()
+        _result(worker, "gc")
         pids = [child.pid if isinstance(child, _Pid) else child.proc.pid for child in children]
         _switch(pids, True)
-        worker.proc.stdin.write(f"seq {calls}\n".encode())
+        worker.proc.stdin.write(f"seq {calls} 0\n".encode())
         worker.proc.stdin.flush()
         _result(worker, "seq")
         _switch(pids, False)

@@ -138,6 +138,29 @@ def test_response_to_unknown_id_is_dropped_not_answered(bogus_id: Any) -> None:
     assert c.pending_outgoing == 1
 
 
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"jsonrpc": "1.0", "id": 0, "result": {}},  # wrong version: answered -32600, not settled
+        {"id": 0, "result": {}},  # no version at all
+        {"jsonrpc": "2.0", "id": 0, "result": []},  # a result that is not an object
+        {"jsonrpc": "2.0", "id": False, "result": {}},  # False is not the id 0
+        {"jsonrpc": "2.0", "id": 0.0, "result": {}},  # nor is 0.0
+        {"jsonrpc": "2.0", "id": 0, "result": {}, "error": {"code": 1, "message": "x"}},  # both members
+    ],
+)
+def test_malformed_answer_to_a_pending_request_settles_nothing(message: dict[str, Any]) -> None:
+    """The quick path for answers takes only well-formed ones: the rest go through the full
+    parse (and its errors), and the request keeps waiting for a real answer."""
+    c = Connection(Role.CLIENT)
+    req = c.start_request("tools/call")
+    assert req.id == 0
+    event = only(c.receive(message))
+    assert type(event) in (SendReply, Dropped)
+    assert c.pending_outgoing == 1
+    assert type(only(c.receive(result(0, {"ok": True})))) is ResponseReceived
+
+
 def test_error_with_null_id_is_dropped() -> None:
     c = Connection(Role.CLIENT)
     event = only(c.receive({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}))

@@ -8,6 +8,7 @@ models of :mod:`elicitkit.client.results` here, at the edge.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Sequence
@@ -53,7 +54,7 @@ from elicitkit.protocol.capabilities import declares
 from elicitkit.protocol.errors import URL_ELICITATION_REQUIRED, LocalProtocolError, MCPError
 from elicitkit.protocol.handshake import ClientHandshake
 from elicitkit.protocol.jsonrpc import DEFAULT_MAX_MESSAGE_BYTES, JSON, Notification
-from elicitkit.protocol.modern import RESULT_INPUT_REQUIRED
+from elicitkit.protocol.modern import RESERVED_PARAMS, RESULT_INPUT_REQUIRED
 from elicitkit.protocol.versions import LATEST_LEGACY, Era
 from elicitkit.runtime.peer import Peer, ProgressCallback
 from elicitkit.transports.base import ClientTransport
@@ -361,7 +362,7 @@ class Client:
             return CallToolResult.model_validate(await self._call_as_task(name, arguments, timeout))
         params: JSON = {"name": name, "arguments": arguments or {}}
         auto = self.auto_url_elicitation if complete_url_elicitations is None else complete_url_elicitations
-        seen: set[tuple[str, str]] = set()
+        seen: set[tuple[str, str]] | None = None  # URL elicitations done (made on the first -32042)
         while True:
             try:
                 outcome = await self._rounds(
@@ -373,6 +374,8 @@ class Client:
                 required = UrlElicitationRequiredError.from_mcp_error(exc, self.origin)
                 if not auto:
                     raise required from None
+                if seen is None:
+                    seen = set()
                 await finish_url_elicitations(required, seen, self.elicitation, self.url_elicitation_timeout)
                 continue
             return outcome if isinstance(outcome, InputRequiredResult) else CallToolResult.model_validate(outcome)
@@ -527,16 +530,23 @@ class Client:
     ) -> JSON | InputRequiredResult:
         if input_required not in ("handle", "return"):
             raise ValueError(f"input_required must be 'handle' or 'return', not {input_required!r}")
-        request = self.connection.request
+        connection = self.connection
         # The first round inline: a call that needs no input costs no more than a plain request.
-        result = await request(
-            method, retry_params(params, input_responses, request_state), timeout=timeout, on_progress=on_progress
-        )
+        # A 2026 request's params are copied as the envelope goes in (wrap): a first round with
+        # nothing of a round's own to drop or add is sent as given, not copied twice.
+        first = params
+        if (
+            input_responses is not None
+            or request_state is not None
+            or connection.era is not Era.MODERN
+            or not RESERVED_PARAMS.isdisjoint(params)
+        ):
+            first = retry_params(params, input_responses, request_state)
+        result = await connection.request(method, first, timeout=timeout, on_progress=on_progress)
         if result_type(result) == RESULT_INPUT_REQUIRED:
-
-            async def send(method: str, params: JSON) -> JSON:
-                return await request(method, params, timeout=timeout, on_progress=on_progress)
-
+            # The later rounds go straight to the connection's request (no wrapper coroutine: a
+            # response resumes every frame between it and the waiting future).
+            send = functools.partial(connection.request, timeout=timeout, on_progress=on_progress)
             return await drive(
                 send,
                 self.answer_input_requests,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import shlex
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any, Literal, Protocol, cast, runtime_checkable
@@ -191,6 +191,7 @@ class Connection:
         self.discover_result: JSON | None = None
         self.log_level: str | None = None
         self._envelope: Envelope | None = None  # the last one sent (see envelope())
+        self._meta_made: tuple[Envelope, JSON] | None = None  # (an envelope, its _meta; see _wired())
         self.tool_headers: dict[str, dict[str, str]] = {}
         self.trace = trace
         self._send: Any = None
@@ -316,7 +317,7 @@ class Connection:
 
     # ------------------------------------------------------------------ sending
 
-    async def request(
+    def request(
         self,
         method: str,
         params: JSON | None = None,
@@ -324,17 +325,29 @@ class Connection:
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
         on_started: Callable[[RequestId], object] | None = None,
-    ) -> JSON:
-        """Any request, raw: the result dict, or :class:`MCPError` raised.
+    ) -> Coroutine[Any, Any, JSON]:
+        """Any request, raw: (to await) the result dict, or :class:`MCPError` raised.
 
         Modern: the envelope is added (and a -32022 answer retried once with a version from its
         ``supported`` list). Legacy: a request refused because the server forgot our session
         opens a new session and is sent once more (it never reached a tool).
+
+        Not a coroutine itself: it hands back the era's own, so a request costs one coroutine
+        frame less (every await of a response resumes through each frame of the chain).
         """
         if self.era is Era.MODERN:
-            return await self._modern_request(
-                method, params, timeout=timeout, on_progress=on_progress, on_started=on_started
-            )
+            return self._modern_request(method, params, timeout=timeout, on_progress=on_progress, on_started=on_started)
+        return self._legacy_request(method, params, timeout=timeout, on_progress=on_progress, on_started=on_started)
+
+    async def _legacy_request(
+        self,
+        method: str,
+        params: JSON | None,
+        *,
+        timeout: float | None,
+        on_progress: ProgressCallback | None,
+        on_started: Callable[[RequestId], object] | None,
+    ) -> JSON:
         if self._renewing.locked():  # a new session is being opened: send in it, not without one
             async with self._renewing:
                 pass
@@ -386,7 +399,7 @@ class Connection:
     ) -> JSON:
         retried = False
         while True:
-            wired = wrap(params, self.envelope())
+            wired = self._wired(params)
             try:
                 return await self.peer.request(
                     method, wired, timeout=timeout, on_progress=on_progress, on_started=on_started
@@ -400,6 +413,20 @@ class Connection:
                 logger.info("server refused protocol version %s; retrying with %s", self.modern_version, version)
                 self.modern_version = version
                 retried = True
+
+    def _wired(self, params: JSON | None) -> JSON:
+        """``params`` with the envelope: :func:`wrap`, with the ``_meta`` of a request that
+        brings none of its own made once per envelope and copied (every round of a call, every
+        call, sends the same one)."""
+        envelope = self.envelope()
+        if params is not None and "_meta" in params:
+            return wrap(params, envelope)
+        made = self._meta_made
+        if made is None or made[0] is not envelope:
+            made = self._meta_made = (envelope, wrap(None, envelope)["_meta"])
+        out = dict(params) if params else {}
+        out["_meta"] = dict(made[1])
+        return out
 
     def envelope(self) -> Envelope:
         """What every 2026 request says about this client.
@@ -420,16 +447,17 @@ class Connection:
         self._envelope = last = Envelope(self.modern_version, caps, dict(self.client_info), self.log_level)
         return last
 
-    async def _transport_send(self, message: JSON, related: RequestId | None) -> None:
+    def _transport_send(self, message: JSON, related: RequestId | None) -> Awaitable[None]:
+        """The peer's send: hands back the transport's own awaitable (no coroutine frame of its
+        own between the peer and the transport)."""
         if self._send is None:
             raise ConnectionClosed("transport not open")
         if self.trace is not None:
             self.trace("send", message)
         headers = self._headers_for(message)
         if headers:
-            await self._send(message, related, headers=headers)
-        else:
-            await self._send(message, related)
+            return cast(Awaitable[None], self._send(message, related, headers=headers))
+        return cast(Awaitable[None], self._send(message, related))
 
     def _headers_for(self, message: JSON) -> dict[str, str] | None:
         """The per-message HTTP headers of a 2026 request (None elsewhere)."""

@@ -53,17 +53,24 @@ class _Slot:
 class Deadlines:
     """Deadlines of many items, ``fire(item)`` called for each at (or just after) its time."""
 
-    __slots__ = ("_fire", "_slots")
+    __slots__ = ("_fire", "_slots", "_step", "_step_delay")
 
     def __init__(self, fire: Callable[[T], None]) -> None:
         self._fire: Callable[[Timed], None] = fire  # type: ignore[assignment]
         self._slots: dict[float, _Slot] = {}
+        # The slot width of the last delay seen: a peer's requests nearly all share one timeout.
+        self._step_delay = -1.0
+        self._step = MAX_SLOT
 
     def add(self, item: Timed, delay: float, loop: asyncio.AbstractEventLoop) -> None:
         """``fire(item)`` in ``delay`` seconds (rounded up to its slot) unless removed first."""
         if item.due is not None:
             self.remove(item)
-        step = min(MAX_SLOT, max(MIN_SLOT, delay / _SLOTS_PER_DELAY))
+        if delay == self._step_delay:
+            step = self._step
+        else:
+            step = self._step = min(MAX_SLOT, max(MIN_SLOT, delay / _SLOTS_PER_DELAY))
+            self._step_delay = delay
         due = math.ceil((loop.time() + delay) / step) * step
         slot = self._slots.get(due)
         if slot is None:

@@ -391,17 +391,18 @@ class Peer:
             span, params, started = tel.client_start(method, params, self.span_attributes)
         try:
             loop = self._loop if self._loop is not None else asyncio.get_running_loop()
-            request = self.conn.start_request(method, params, progress=on_progress is not None)
+            request = self.conn.start_request(method, params, on_progress is not None)
+            request_id = request.id
             if on_started is not None:
-                on_started(request.id)
+                on_started(request_id)
             if tel is not None:
-                tel.client_started(span, request.id)
+                tel.client_started(span, request_id)
             waiter = _Waiter(loop.create_future(), on_progress)
-            self._waiters[request.id] = waiter
+            self._waiters[request_id] = waiter
             limit = self.default_timeout if timeout is None else timeout
             if limit is not None and limit > 0:
                 waiter.limit = limit
-                waiter.paused_before = self._paused_time()
+                waiter.paused_before = self._paused_time() if self._pause_depth else self._pause_total
                 self._deadlines.add(waiter, limit, loop)
             try:
                 waiter.sending = True
@@ -416,25 +417,29 @@ class Peer:
                     tel.client_end(span, started, None, result)
                 return result
             except _Expired:
-                await self._abandon(request.id, "timeout", related)
+                await self._abandon(request_id, "timeout", related)
                 raise RequestTimeout(method, waiter.limit) from None
             except asyncio.CancelledError:
                 task = asyncio.current_task()
                 if waiter.timed_out and task is not None and task.uncancel() == 0:
-                    await self._abandon(request.id, "timeout", related)  # our deadline interrupted the send
+                    await self._abandon(request_id, "timeout", related)  # our deadline interrupted the send
                     raise RequestTimeout(method, waiter.limit) from None
                 with anyio.CancelScope(shield=True):
-                    await self._abandon(request.id, "cancelled", related)
+                    await self._abandon(request_id, "cancelled", related)
                 raise
             except BaseException:
                 if not waiter.future.done():  # the send failed: stop waiting (an error answer needs nothing)
                     with anyio.CancelScope(shield=True):
-                        await self._abandon(request.id, "cancelled", related)
+                        await self._abandon(request_id, "cancelled", related)
                 raise
             finally:
                 if waiter.due is not None:
                     self._deadlines.remove(waiter)
-                _retrieve(waiter.future)
+                # An exception nobody awaited (the connection failing every waiter mid-send) is
+                # marked seen; a future that gave its result back needs nothing.
+                future = waiter.future
+                if future.done() and not future.cancelled():
+                    future.exception()
         except BaseException as exc:
             if tel is not None:
                 tel.client_end(span, started, exc)

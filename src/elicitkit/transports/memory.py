@@ -5,7 +5,7 @@ Messages still go through the JSON codec both ways, so what works here works on 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 
 from elicitkit.protocol.jsonrpc import JSON, RequestId, encode
@@ -35,13 +35,17 @@ class MemoryTransport:
 
     @asynccontextmanager
     async def open(self, feed: Feed, on_close: OnClose) -> AsyncIterator[Send]:
-        async def to_client(message: JSON, related: RequestId | None) -> None:
-            await feed(encode(message))
+        # Plain functions handing back the other side's feed: what a send returns is awaited by
+        # the caller, so a message costs no coroutine frame of its own here, either way.
+        def to_client(message: JSON, related: RequestId | None) -> Awaitable[None]:
+            return feed(encode(message))
 
         session = self.server.create_session(to_client)
 
-        async def to_server(message: JSON, related: RequestId | None, headers: dict[str, str] | None = None) -> None:
-            await session.feed(encode(message))
+        def to_server(
+            message: JSON, related: RequestId | None, headers: dict[str, str] | None = None
+        ) -> Awaitable[None]:
+            return session.feed(encode(message))
 
         async with session:
             try:

@@ -36,6 +36,7 @@ from elicitkit.protocol.jsonrpc import (
     ErrorResponse,
     InvalidMessage,
     Message,
+    Notification,
     Request,
     RequestId,
     decode,
@@ -76,6 +77,9 @@ if TYPE_CHECKING:
     from elicitkit.transports.http.fleet import Fleet
 
 _QUICK_ANSWER_SECONDS = 0.25
+# Loop turns a POSTed answer's 202 waits (see _post_other): enough for the request it settles to
+# write what comes of it (a tool's next event, a gateway's forward to its backend: two or three).
+_ANSWER_HEAD_START = 3
 # What a request's stream is pumped with: session (or a fleet relay), stream, cursor, whether
 # events carry ids, the disconnect hook, and whether the stream is a relayed copy.
 _Pumped: TypeAlias = "tuple[HTTPSession, Stream, int, bool, LostHook | None, bool]"
@@ -315,6 +319,12 @@ class StreamableHTTPHandler:
                 await send_error(send, 403, INVALID_REQUEST, FOREIGN_SESSION)
                 return
             await hs.session.feed(obj)
+            if type(message) is not Notification:
+                # An answer to the server's question: the request waiting on it goes first (its
+                # next event, a gateway's forward), the 202 after. Written first, the 202 wakes
+                # the client (a segment, the client's turn on a core) while that work still waits.
+                for _ in range(_ANSWER_HEAD_START):
+                    await asyncio.sleep(0)
         await send_accepted(send)
 
     async def _no_session(self, send: ASGISend, session_id: str | None) -> None:

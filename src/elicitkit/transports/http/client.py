@@ -17,6 +17,7 @@ import weakref
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
+from types import MappingProxyType
 from typing import Any
 
 import aiohttp
@@ -93,6 +94,9 @@ ANSWER_RETRY_SECONDS = 8.0
 _ASKED_REMEMBERED = 4096  # questions whose call is remembered (a bounded map, cleared when full)
 # ``data`` key of the local error for a request refused because its session is gone.
 SESSION_EXPIRED = "sessionExpired"
+
+
+_NO_AUTH: Mapping[str, str] = MappingProxyType({})  # the auth headers sent without an auth hook: none
 
 
 class StreamableHTTPTransport:
@@ -234,7 +238,8 @@ class StreamableHTTPTransport:
         sent_session = merged.get("Mcp-Session-Id")
         data = encode(message)
         for attempt in range(MAX_AUTH_RETRIES + 1):
-            headers, sent = await self._authorized("POST", merged)
+            # Without an auth hook there is nothing to await (a coroutine per POST saved).
+            headers, sent = (merged, _NO_AUTH) if self.auth is None else await self._authorized("POST", merged)
             try:
                 resp = await self._post(data, headers)
             except aiohttp.ClientError as exc:
@@ -375,7 +380,12 @@ class StreamableHTTPTransport:
         is_answer = "method" not in message
         call = self._asked_in.pop(message.get("id"), None) if is_answer else None  # type: ignore[arg-type]
         give_up = anyio.current_time() + ANSWER_RETRY_SECONDS
-        async with self._answers:
+        answers = self._answers
+        try:  # a free slot (the usual case) costs no turn of the loop, as `async with` would
+            answers.acquire_nowait()
+        except anyio.WouldBlock:
+            await answers.acquire()
+        try:
             attempt = 0
             while True:
                 attempt += 1
@@ -401,6 +411,8 @@ class StreamableHTTPTransport:
                     why = f"the server refused the answer to its question (HTTP {resp.status}): {_reason(body)}"
                     await self._lost(call, why)
                 return
+        finally:
+            answers.release()
 
     async def _deliver(self, obj: Any) -> None:
         assert self._feed is not None
