@@ -7,7 +7,8 @@ from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr
 
-from elicitkit.elicitation.schema import _quick_builder, form_for
+from elicitkit._models import plain_builder
+from elicitkit.elicitation.schema import form_for
 
 
 class Plain(BaseModel):
@@ -61,14 +62,14 @@ def _same(made: BaseModel, reference: BaseModel) -> None:
 
 def test_quick_build_is_model_construct_for_a_plain_model() -> None:
     for model, fields in ((Plain, {"name": "a", "size": 2, "ok": False}), (Extra, {"name": "b"})):
-        quick = _quick_builder(model)
+        quick = plain_builder(model)
         assert quick is not None
         _same(quick(dict(fields)), model.model_construct(**fields))
 
 
 def test_models_the_loop_does_more_for_are_left_to_pydantic() -> None:
     for model in (Aliased, Chosen, Private, PostInit, OwnConstruct):
-        assert _quick_builder(model) is None, model
+        assert plain_builder(model) is None, model
 
 
 def test_parse_with_a_field_left_out_fills_its_default_as_before() -> None:

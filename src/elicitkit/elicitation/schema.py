@@ -25,6 +25,7 @@ import orjson
 from pydantic import AnyUrl, BaseModel, PydanticUndefinedAnnotation, TypeAdapter, create_model
 from pydantic.fields import FieldInfo
 
+from elicitkit._models import plain_builder
 from elicitkit._typing import unwrap_annotated
 from elicitkit.elicitation.enums import LEGACY_ENUM_NAMES, Format, TitledEnum, Titles, options_of, titled_options
 from elicitkit.elicitation.errors import SchemaError
@@ -419,7 +420,7 @@ class Form:
         self._required = (
             frozenset(name for name, info in model.model_fields.items() if info.is_required()) if model else frozenset()
         )
-        self._quick = _quick_builder(model) if model is not None and conversion is not None else None
+        self._quick = plain_builder(model) if model is not None and conversion is not None else None
 
     def parse(self, content: dict[str, Any]) -> Any:
         """A validated answer (``content``) as the model instance, the bare scalar, or the dict.
@@ -464,35 +465,6 @@ class Form:
         if found is None:
             found = self._by_version[version] = for_version(self.schema, version)
         return found
-
-
-def _quick_builder(model: type[BaseModel]) -> Callable[[dict[str, Any]], BaseModel] | None:
-    """What ``model.model_construct(**fields)`` makes when ``fields`` holds every field by name,
-    in the model's order, without its per-field loop (aliases, defaults); None for a model where
-    that loop or its hooks would do more (aliases, a root model, ``model_post_init``, private
-    attributes, its own ``model_construct``)."""
-    if (
-        model.__pydantic_root_model__
-        or model.__pydantic_post_init__
-        or model.__private_attributes__
-        or getattr(model.model_construct, "__func__", None) is not BaseModel.model_construct.__func__  # type: ignore[attr-defined]
-    ):
-        return None
-    for name, info in model.model_fields.items():
-        if info.alias not in (None, name) or info.validation_alias not in (None, name):
-            return None
-    allows_extra = model.model_config.get("extra") == "allow"
-    new, set_ = model.__new__, object.__setattr__
-
-    def build(fields: dict[str, Any]) -> BaseModel:
-        made = new(model)
-        set_(made, "__dict__", fields)
-        set_(made, "__pydantic_fields_set__", set(fields))
-        set_(made, "__pydantic_extra__", {} if allows_extra else None)
-        set_(made, "__pydantic_private__", None)
-        return made
-
-    return build
 
 
 def form_from_schema(schema: Any) -> Form:
