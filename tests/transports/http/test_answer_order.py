@@ -15,31 +15,12 @@ from typing import Any
 import anyio
 import orjson
 import pytest
-from pydantic import BaseModel
 
-from elicitkit import AcceptedElicitation, Context, Server
 from elicitkit.transports.http.asgi import StreamableHTTPHandler
+from kit.booking import booking_server
 from kit.raw import INITIALIZED, call, init_request
 
 pytestmark = pytest.mark.anyio
-
-
-class Booking(BaseModel):
-    name: str
-    party_size: int
-
-
-def _server() -> Server:
-    server = Server("order")
-
-    @server.tool()
-    async def book(date: str, ctx: Context) -> str:
-        answer = await ctx.elicit(f"Book a table on {date}?", Booking)
-        if isinstance(answer, AcceptedElicitation):
-            return f"booked {answer.data.party_size} for {answer.data.name} on {date}"
-        return "no booking"
-
-    return server
 
 
 class _Recorder:
@@ -104,7 +85,7 @@ def _scope(message: dict[str, Any], session_id: str | None) -> tuple[dict[str, A
 
 
 async def test_the_answer_s_202_goes_out_after_the_event_it_lets_the_tool_write() -> None:
-    handler = StreamableHTTPHandler(_server())
+    handler = StreamableHTTPHandler(booking_server("order"))
     seen = _Recorder()
     async with handler.run(), anyio.create_task_group() as tg:
 

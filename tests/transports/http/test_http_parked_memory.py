@@ -25,34 +25,15 @@ from contextlib import asynccontextmanager
 import anyio
 import orjson
 import pytest
-from pydantic import BaseModel
 
-from elicitkit import AcceptedElicitation, Context, Server
 from elicitkit.transports.http.serve import create_app, serve_http_background
 from elicitkit.transports.http.sessions import RETIRE_WHEN_DONE_TASK
+from kit.booking import booking_server
 from kit.raw import INITIALIZED, call, init_request, tasks_named, wait_until
 
 pytestmark = pytest.mark.anyio
 
 PARKED = 200
-
-
-class Booking(BaseModel):
-    name: str
-    party_size: int
-
-
-def booking_server() -> Server:
-    server = Server("parked")
-
-    @server.tool()
-    async def book(date: str, ctx: Context) -> str:
-        answer = await ctx.elicit(f"Book a table on {date}?", Booking)
-        if isinstance(answer, AcceptedElicitation):
-            return f"booked {answer.data.party_size} for {answer.data.name} on {date}"
-        return "no booking"
-
-    return server
 
 
 def _post(port: int, message: dict[str, object], session_id: str | None) -> bytes:
@@ -108,7 +89,7 @@ def _port(url: str) -> int:
 
 @asynccontextmanager
 async def ours() -> AsyncIterator[int]:
-    async with serve_http_background(booking_server()) as handle:
+    async with serve_http_background(booking_server("parked")) as handle:
         yield _port(handle.url)
 
 
@@ -117,7 +98,7 @@ async def plain_uvicorn() -> AsyncIterator[int]:
     """The mountable app under uvicorn's own protocol and middleware: no disconnect hook."""
     import uvicorn
 
-    config = uvicorn.Config(create_app(booking_server()), host="127.0.0.1", port=0, log_level="warning")
+    config = uvicorn.Config(create_app(booking_server("parked")), host="127.0.0.1", port=0, log_level="warning")
     server = uvicorn.Server(config)
     async with anyio.create_task_group() as tg:
         tg.start_soon(server.serve)
@@ -224,7 +205,7 @@ async def test_a_parked_question_is_answered_with_the_access_log_on() -> None:
             lines.append(record.getMessage())
 
     access = logging.getLogger("uvicorn.access")
-    async with serve_http_background(booking_server(), access_log=True, log_level="info") as handle:
+    async with serve_http_background(booking_server("parked"), access_log=True, log_level="info") as handle:
         collect = Collect()
         access.addHandler(collect)  # (uvicorn set up its loggers as it started; its own don't propagate)
         try:
