@@ -17,11 +17,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from elicitkit.protocol.errors import INVALID_REQUEST, MCPError, modern_http_status
 from elicitkit.protocol.handshake import INITIALIZE
 from elicitkit.protocol.jsonrpc import JSON, RequestId
-from elicitkit.protocol.modern import Envelope, check_headers, check_method, check_version, has_envelope, read_envelope
+from elicitkit.protocol.modern import (
+    REMOVED_METHODS,
+    Envelope,
+    check_headers,
+    check_method,
+    check_version,
+    has_envelope,
+    read_envelope,
+)
 from elicitkit.protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS, SUPPORTED_VERSIONS
 
 VERSION_HEADER = "mcp-protocol-version"
@@ -56,6 +65,12 @@ class Rejected:
 
 
 Inbound = Handshake | Stateless | Rejected
+
+# The slots' own setters: what the frozen dataclass's __init__ does through object.__setattr__
+# (every 2026 request is classified).
+_new = object.__new__
+_slots: Mapping[str, Any] = vars(Stateless)  # (the member descriptors, untyped for mypy)
+_set_envelope, _set_principal = (_slots[name].__set__ for name in ("envelope", "principal"))
 
 HANDSHAKE = Handshake()  # one instance: the common case allocates nothing
 _NOTHING_TO_SERVE = Stateless(None)
@@ -110,11 +125,17 @@ def classify_request(
             name = params.get("name")
             wanted = header_params(name) if method == "tools/call" and isinstance(name, str) else {}
             check_headers(headers, method, params, envelope.protocol_version, wanted)
-        check_version(envelope.protocol_version)
-        check_method(method)
+        # (the checks' own calls only when they fail: every 2026 request passes here)
+        if envelope.protocol_version not in MODERN_VERSIONS:
+            check_version(envelope.protocol_version)
+        if method in REMOVED_METHODS:
+            check_method(method)
     except MCPError as exc:
         return Rejected(exc, modern_http_status(exc.code))
-    return Stateless(envelope, principal)
+    made: Stateless = _new(Stateless)
+    _set_envelope(made, envelope)
+    _set_principal(made, principal)
+    return made
 
 
 def classify_other(params: object, headers: Mapping[str, str]) -> Inbound:

@@ -111,10 +111,19 @@ def _group_outcome(tool: Tool) -> JSON:
 async def prepare_call(server: Server, tool: Tool, values: dict[str, Any], scope: RequestScope) -> dict[str, Any]:
     """Fill the parameters the client does not send: the context, and resolved values."""
     current_scope.set(scope)
-    values = inject(server, tool.plan, values, scope)
-    if tool.resolvers is not None:
-        context = server.context_for(scope)
-        values.update(await resolve(tool.resolvers, values, context, _asker(context, scope)))
+    plan = tool.plan
+    if plan.takes_context:
+        values = inject(server, plan, values, scope)
+    graph = tool.resolvers
+    if graph is not None:
+        # The framework's own Context, which no resolver takes: none is made, the questions go
+        # straight to the scope (what its ``elicit`` would do with the form the ``Elicit`` made).
+        own = getattr(server.context_for, "__func__", None)
+        if not graph.takes_context and own is not None and own is (_DEFAULT_CONTEXT_FOR or _default_context_for()):
+            values.update(await resolve(graph, values, None, _scope_asker(scope)))
+        else:
+            context = server.context_for(scope)
+            values.update(await resolve(graph, values, context, _asker(context, scope)))
     return values
 
 
@@ -123,10 +132,25 @@ def _asker(context: Context, scope: RequestScope) -> Asker:
     with the form the ``Elicit`` made already (not looked up again for every question)."""
     if type(context).elicit is not Context.elicit:  # a server's own Context asks its own way
         return context_asker(context)
+    return _scope_asker(scope)
 
+
+def _scope_asker(scope: RequestScope) -> Asker:
     def ask(key: str, elicit: Elicit[Any]) -> Awaitable[ElicitationResult[Any]]:
         return asking.ask_form(
             scope, elicit.message, elicit.form, timeout=elicit.timeout, max_attempts=elicit.max_attempts, key=key
         )
 
     return ask
+
+
+def _default_context_for() -> Any:
+    """``Server.context_for`` (server.py imports this module, so it is looked up on first use)."""
+    global _DEFAULT_CONTEXT_FOR
+    from elicitkit.server.server import Server
+
+    _DEFAULT_CONTEXT_FOR = Server.context_for
+    return _DEFAULT_CONTEXT_FOR
+
+
+_DEFAULT_CONTEXT_FOR: Any = None

@@ -83,13 +83,14 @@ async def list_tools(server: Server, scope: RequestScope) -> JSON:
 
 def call_tool(server: Server, scope: RequestScope) -> Awaitable[JSON]:
     """Checks, then the coroutine that runs the tool (no frame of ours stays around it)."""
-    name = scope.params.get("name")
+    params = scope.request.params
+    name = params.get("name")
     tool = server.tools.get(name) if isinstance(name, str) else None
     if tool is None:
         raise MCPError(INVALID_PARAMS, f"Unknown tool: {name!r}")
     if name is not tool.name:  # the same name, as the tool's own string (a call waiting keeps no copy)
-        scope.params["name"] = tool.name
-    arguments = scope.params.get("arguments")
+        params["name"] = tool.name
+    arguments = params.get("arguments")
     if arguments is None:
         arguments = {}
     if not isinstance(arguments, dict):

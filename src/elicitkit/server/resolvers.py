@@ -204,6 +204,7 @@ class ResolverGraph:
     tool: str
     nodes: tuple[ResolverNode, ...]
     targets: tuple[Target, ...]
+    takes_context: bool = True  # a resolver takes the Context (False: a call need make none for them)
 
     @property
     def keys(self) -> list[str]:
@@ -273,7 +274,8 @@ class _Builder:
         for target in targets:
             self.visit(target.key)
         nodes = tuple(ResolverNode(n.key, n.fn, n.sources, n.key in self.strict) for n in self.nodes.values())
-        return ResolverGraph(self.tool, nodes, tuple(targets))
+        takes_context = any(source.kind == "context" for node in nodes for source in node.sources)
+        return ResolverGraph(self.tool, nodes, tuple(targets), takes_context)
 
     def visit(self, key: str) -> None:
         if key in self.nodes:

@@ -463,7 +463,11 @@ class _StatelessScope(RequestScope):
     def __init__(
         self, request: IncomingRequest, session: ServerSession, client: Envelope, principal: str | None = None
     ) -> None:
-        super().__init__(request, session, client)
+        # RequestScope.__init__'s fields set here, not through it: a 2026 request makes one of these.
+        self.request = request
+        self.session = session
+        self.client = client
+        self.asked = 0
         self.round: Round | None = None
         self.principal = principal
 
@@ -596,12 +600,10 @@ class _StatelessScope(RequestScope):
         return self.round
 
     def run(self, body: Coroutine[Any, Any, JSON], server: RoundMaker) -> Awaitable[JSON]:
+        request, hook = self.request, server.principal_hook
         try:
             round_ = InputRound(
-                self.request.method,
-                self.request.params,
-                server.state_codec,
-                server.principal_hook(self) if server.principal_hook is not None else self.principal,
+                request.method, request.params, server.state_codec, hook(self) if hook is not None else self.principal
             )
         except BaseException:
             body.close()  # never started: say so, rather than leave it to warn "never awaited"

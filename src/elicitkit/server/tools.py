@@ -109,6 +109,11 @@ class FunctionPlan:
         return inspect.iscoroutinefunction(self.fn)
 
     @functools.cached_property
+    def takes_context(self) -> bool:
+        """A parameter typed ``Context``: without one, a call makes no Context for the body."""
+        return any(param.kind == "context" for param in self.parameters)
+
+    @functools.cached_property
     def _validate_python(self) -> Callable[[Any], BaseModel]:
         # What ``model_validate`` calls, read once: its wrapper's keyword checks cost about as
         # much as validating a small call's arguments.
