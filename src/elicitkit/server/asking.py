@@ -93,19 +93,20 @@ class _FormQuestion:
     """How a form question is put and its answer read: one small object kept by a waiting
     question (two closures and their cells were three times the size)."""
 
-    __slots__ = ("form", "message", "schema", "version")
+    __slots__ = ("form", "memo", "message", "schema", "version")
 
     def __init__(self, message: str, form: Form, schema: dict[str, Any], version: str) -> None:
         self.message, self.form, self.schema, self.version = message, form, schema, version
+        # Only a model's form has its schema's work kept: its gated schema is the form's own,
+        # never changed; a hand-written schema may be the caller's dict, changed between calls.
+        self.memo = _memo(schema) if form.model is not None else None
 
     def phrase(self, reason: InvalidAnswer | None) -> JSON:
         message = self.message if reason is None else _again(self.message, reason)
         return form_params(message, self.schema, self.version)
 
     def check(self, raw: JSON) -> ElicitationResult[Any]:
-        # Only a model's form has its schema's work kept: its gated schema is the form's own,
-        # never changed; a hand-written schema may be the caller's dict, changed between calls.
-        memo = _memo(self.schema) if self.form.model is not None else None
+        memo = self.memo
         compiled = memo.compiled if memo is not None else None
         if type(raw) is dict and raw.get("action") == "accept":  # parse_result's accept, typed: one result made
             content = raw.get("content")
@@ -117,8 +118,8 @@ class _FormQuestion:
         """:func:`~elicitkit.server.rounds.sealing.fingerprint_question` of this question as
         phrased in ``params``, the schema's canonical JSON made once per schema (a 2026 call
         fingerprints its question on every run)."""
-        fragment = _memo(self.schema).fragment if self.form.model is not None else None
-        return fingerprint_asked(method, params, fragment)
+        memo = self.memo
+        return fingerprint_asked(method, params, memo.fragment if memo is not None else None)
 
 
 class _SchemaMemo:

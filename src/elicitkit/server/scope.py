@@ -511,8 +511,13 @@ class _StatelessScope(RequestScope):
     async def elicit_checked(
         self, question: Question[R], *, timeout: float, attempts: int, key: str | None = None
     ) -> R:
-        self.count()  # each round is one attempt: the person answers again at their own pace
-        round_ = self._round()
+        # each round is one attempt: the person answers again at their own pace (count(), inline)
+        self.asked += 1
+        if self.asked > self.session.server.max_questions:
+            self.count(0)  # raises
+        round_ = self.round
+        if round_ is None:
+            round_ = self._round()  # raises
         key = key or round_.next_key()
         params = question.phrase(None)
         raw = round_.answer(key, ELICIT, params, question.fingerprint(ELICIT, params))
@@ -721,11 +726,9 @@ def legacy_scope(request: IncomingRequest, session: ServerSession) -> RequestSco
     return _HandshakeScope(request, session, session.client)
 
 
-def modern_scope(
-    request: IncomingRequest, session: ServerSession, envelope: Envelope, principal: str | None = None
-) -> RequestScope:
-    """A 2026-07-28 request: the client describes itself in this request's envelope."""
-    return _StatelessScope(request, session, envelope, principal)
+modern_scope: Callable[[IncomingRequest, ServerSession, Envelope, str | None], RequestScope] = _StatelessScope
+"""A 2026-07-28 request: the client describes itself in this request's envelope (the class
+itself: no call of ours around making it)."""
 
 
 current_scope: contextvars.ContextVar[RequestScope | None] = contextvars.ContextVar("elicitkit_request", default=None)

@@ -126,12 +126,20 @@ class InputRound(Round):
         self.binding = StateBinding.for_request(method, params, principal)
         token = params.get("requestState")
         previous = self._open(token) if token is not None else None
-        super().__init__(self._responses(params.get("inputResponses")))
-        self.previous = previous
-        # Server-side facts carried sealed to the next round (a server page's id, for one).
-        previous_app = previous.app if previous is not None else None
-        if isinstance(previous_app, dict):
-            self.app.update(previous_app)
+        responses = params.get("inputResponses")
+        # Round.__init__'s fields, set here rather than through it (every 2026 call makes a round).
+        self.responses = {} if responses is None else self._responses(responses)
+        self.pending = {}
+        self._asked = {}
+        self._answers = {}
+        self._counter = 0
+        self.to_task = False
+        self.app = {}
+        if previous is not None:
+            self.previous = previous
+            # Server-side facts carried sealed to the next round (a server page's id, for one).
+            if isinstance(previous.app, dict):
+                self.app.update(previous.app)
 
     def _open(self, token: Any) -> SealedState:
         try:
