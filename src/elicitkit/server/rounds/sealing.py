@@ -432,7 +432,7 @@ class AeadStateCodec:
         """:meth:`seal` of a payload given as its values: what a round seals, with no model built
         first (the caller vouches for what :class:`SealedState` validates: ``round_no >= 0``,
         string fingerprints, every answer's key among ``questions``)."""
-        key = self.keyring._sealing()
+        key = self.keyring._keys[0]  # (_sealing(), without the call)
         ttl = self.ttl_seconds if ttl_seconds is None else ttl_seconds
         # The two random values a seal needs (the payload's nonce and the AES nonce) from one
         # read of the OS's CSPRNG, each its own bytes: one syscall, not two.
@@ -457,7 +457,7 @@ class AeadStateCodec:
         except (TypeError, ValueError) as exc:
             raise ValueError("SealedState answers and app must hold only JSON values") from exc
         nonce = rand[_PAYLOAD_NONCE:]
-        blob = nonce + key.single.encrypt(nonce, body, _binding_aad(key.kid, binding._fields(), TOKEN_VERSION))
+        blob = nonce + key.single.encrypt(nonce, body, _v2_aad(key.kid, binding))
         token = f"{TOKEN_VERSION}.{key.kid}.{b64encode(blob)}"
         if len(token) > self.max_token_chars:
             raise ValueError(f"sealed state is {len(token)} characters, over the {self.max_token_chars} limit")
@@ -478,7 +478,7 @@ class AeadStateCodec:
         kid, dot, data = rest.partition(".")
         if (version != TOKEN_VERSION and version != TOKEN_V1) or not dot or "." in data:
             raise InvalidRequestState(f"bad prefix or shape (expected '{TOKEN_VERSION}.<kid>.<data>')")
-        key = self.keyring._lookup(kid)
+        key = self.keyring._by_kid.get(kid)  # (_lookup(), without the call)
         if key is None:
             raise InvalidRequestState(f"unknown key id {_preview(kid)}")
         blob = b64decode(data)
@@ -486,10 +486,9 @@ class AeadStateCodec:
             raise InvalidRequestState("bad base64url data")
         if len(blob) < _MIN_BLOB:
             raise InvalidRequestState(f"truncated ({len(blob)} bytes)")
-        fields = binding._fields()
         if version == TOKEN_VERSION:
             try:
-                body = key.single.decrypt(blob[:_NONCE], blob[_NONCE:], _binding_aad(kid, fields, version))
+                body = key.single.decrypt(blob[:_NONCE], blob[_NONCE:], _v2_aad(kid, binding))
             except InvalidTag:
                 raise InvalidRequestState(_why_refused(key, kid, blob, binding)) from None
         else:
@@ -526,6 +525,24 @@ def _header_aad(kid: str) -> bytes:
 
 def _binding_aad(kid: str, fields: Sequence[str | None], version: str = TOKEN_V1) -> bytes:
     return _strings_json(["elicitkit/requestState", version, kid, *fields])
+
+
+def _v2_aad(kid: str, binding: StateBinding) -> bytes:
+    """``_binding_aad(kid, binding._fields(), TOKEN_VERSION)``, the same bytes, in one call
+    (every round seals or opens one)."""
+    values = [
+        "elicitkit/requestState",
+        TOKEN_VERSION,
+        kid,
+        binding.method,
+        binding.target,
+        binding.arguments_digest,
+        binding.principal,
+    ]
+    try:
+        return orjson.dumps(values)
+    except TypeError:
+        return canonical_json(values)
 
 
 _TAMPERED = "authentication failed (tampered, cut short, or sealed with another key under this id)"
