@@ -85,6 +85,21 @@ class AcceptedElicitation(ElicitationResult[T]):
         return self.to_wire()
 
 
+# The slots' own setters: what the frozen dataclass's __init__ does through object.__setattr__
+# (a server makes one for every accepted form it checks).
+_new_accepted = object.__new__
+_accepted_slots: Any = vars(AcceptedElicitation)
+_set_data, _set_content = _accepted_slots["data"].__set__, _accepted_slots["content"].__set__
+
+
+def accepted(data: Any, content: dict[str, Any] | None) -> AcceptedElicitation[Any]:
+    """``AcceptedElicitation(data=data, content=content)``, the same frozen object, made quicker."""
+    made: AcceptedElicitation[Any] = _new_accepted(AcceptedElicitation)
+    _set_data(made, data)
+    _set_content(made, content)
+    return made
+
+
 @dataclass(frozen=True, slots=True)
 class DeclinedElicitation(ElicitationResult[Any]):
     """The user explicitly said no."""

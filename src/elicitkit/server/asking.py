@@ -24,7 +24,7 @@ from elicitkit.elicitation.errors import (
     UrlElicitationRequired,
 )
 from elicitkit.elicitation.requests import UrlRequest, form_params
-from elicitkit.elicitation.results import AcceptedElicitation, ElicitationResult
+from elicitkit.elicitation.results import AcceptedElicitation, ElicitationResult, accepted
 from elicitkit.elicitation.schema import Form
 from elicitkit.protocol.jsonrpc import JSON
 from elicitkit.protocol.versions import LATEST_LEGACY, supports_url_elicitation
@@ -111,7 +111,7 @@ class _FormQuestion:
         if type(raw) is dict and raw.get("action") == "accept":  # parse_result's accept, typed: one result made
             content = raw.get("content")
             checked = answers.validate_answer(self.schema, content if content is not None else {}, compiled=compiled)
-            return AcceptedElicitation(data=self.form.parse(checked), content=checked)
+            return accepted(self.form.parse(checked), checked)
         return _typed(parse_result(raw, mode="form", schema=self.schema, compiled=compiled), self.form)
 
     def fingerprint(self, method: str, params: JSON) -> str:
@@ -185,11 +185,19 @@ def ask_form(
     # A plain function handing back the question's coroutine (no frame of ours while a person
     # answers); what fails before asking is raised where it is awaited, as before.
     try:
-        version = _require_mode(request, "form")
+        if "form" in request.elicitation_modes:  # (_require_mode's form case, without its call)
+            version = request.protocol_version or LATEST_LEGACY
+        else:
+            version = _require_mode(request, "form")
         schema = form.schema_for(version)
     except Exception as exc:
         return _raise(exc)
-    return _form_question(request, message, form, schema, version, timeout, max_attempts, key)
+    # (_form_question, inline: every question asked takes this way)
+    question = _FormQuestion(message, form, schema, version)
+    asked = request.elicit_checked(
+        question, timeout=DEFAULT_TIMEOUT if timeout is None else timeout, attempts=max_attempts, key=key
+    )
+    return cast("Coroutine[Any, Any, ElicitationResult[Any]]", asked)
 
 
 async def _ask_with_fallback(
