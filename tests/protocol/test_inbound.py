@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -22,7 +23,13 @@ from elicitkit.protocol.inbound import (
     refuses_streams,
     to_client,
 )
-from elicitkit.protocol.versions import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
+from elicitkit.protocol.modern import Envelope
+from elicitkit.protocol.versions import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
+)
 
 V2026 = "2026-07-28"
 
@@ -53,6 +60,23 @@ def test_a_request_with_envelope_is_stateless_with_its_envelope_parsed() -> None
     route = classify_request("tools/list", params())
     assert isinstance(route, Stateless)
     assert route.envelope is not None and route.envelope.protocol_version == V2026
+
+
+def test_the_quickly_built_route_and_envelope_are_the_frozen_objects_their_classes_make() -> None:
+    """classify_request builds both without the frozen dataclasses' __init__: the same objects."""
+    meta = {META_PROTOCOL_VERSION: V2026, META_CLIENT_CAPABILITIES: {"elicitation": {}}}
+    meta[META_CLIENT_INFO] = {"name": "c", "version": "1"}
+    meta[META_LOG_LEVEL] = "info"
+    route = classify_request("tools/call", {"_meta": meta, "name": "t"}, principal="alice")
+    envelope = Envelope(V2026, {"elicitation": {}}, {"name": "c", "version": "1"}, "info")
+    assert type(route) is Stateless and route == Stateless(envelope, "alice")
+    assert type(route.envelope) is Envelope and repr(route.envelope) == repr(envelope)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        route.principal = "mallory"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        route.envelope.protocol_version = "2025-11-25"  # type: ignore[misc,union-attr]
+    bare = classify_request("tools/call", params(name="t"))
+    assert bare == Stateless(Envelope(V2026, {}, {}, None), None)
 
 
 def test_a_stateless_session_refuses_what_has_no_envelope() -> None:

@@ -813,3 +813,87 @@ async def test_the_example_over_stdio() -> None:
     assert trash == "empty_trash: the user cancelled: Empty the trash (1 file(s))?"
     assert user.messages == ["/tmp/project has 2 file(s). Delete anyway?"] * 4 + ["Empty the trash (1 file(s))?"]
     assert len(wire.received("elicitation/create")) == 5
+
+
+# ----------------------------------------------------------------------------- the Context a call makes for them
+
+
+class Sure(BaseModel):
+    ok: bool
+
+
+def confirm_question() -> Elicit[Sure]:
+    return Elicit("Sure?", Sure)
+
+
+def test_the_graph_knows_whether_a_resolver_takes_the_context() -> None:
+    server = Server("graph")
+
+    def plain(n: int) -> int:
+        return n
+
+    def with_context(ctx: Context) -> int:
+        return 1
+
+    @server.tool()
+    def none_take_it(n: int, a: Annotated[int, Resolve(plain)]) -> int:
+        return a
+
+    @server.tool()
+    def one_takes_it(n: int, a: Annotated[int, Resolve(plain)], b: Annotated[int, Resolve(with_context)]) -> int:
+        return a + b
+
+    graphs = {name: server.tools[name].resolvers for name in ("none_take_it", "one_takes_it")}
+    assert graphs["none_take_it"] is not None and graphs["none_take_it"].takes_context is False
+    assert graphs["one_takes_it"] is not None and graphs["one_takes_it"].takes_context is True
+
+
+@pytest.mark.parametrize("mode", ["legacy", "modern"])
+async def test_a_servers_own_context_still_asks_a_resolvers_question(mode: str) -> None:
+    """A call makes no Context for resolvers that take none, unless the server makes its own
+    (``context_for``): then the questions go through that Context's ``elicit``, as before."""
+    asked: list[str] = []
+
+    class LoggingContext(Context):
+        __slots__ = ()
+
+        def elicit(self, message: str, schema: Any, **options: Any) -> Any:
+            asked.append(message)
+            return super().elicit(message, schema, **options)
+
+    class OwnServer(Server):
+        def context_for(self, scope: Any) -> Context:
+            return LoggingContext(scope, self)
+
+    server = OwnServer("own")
+
+    @server.tool()
+    def go(confirm: Annotated[Sure, Resolve(confirm_question)]) -> str:
+        return f"ok={confirm.ok}"
+
+    async with Client(server, mode=mode, elicitation_callback=User(accept({"ok": True}))) as client:
+        assert await call(client, "go") == "ok=True"
+    # 2026: the resolver runs again on the retry, and asks through the server's Context again
+    assert asked == (["Sure?"] if mode == "legacy" else ["Sure?", "Sure?"])
+
+
+async def test_a_context_for_set_on_the_instance_is_used_for_resolvers() -> None:
+    asked: list[str] = []
+    server = Server("instance")
+
+    class Noting(Context):
+        __slots__ = ()
+
+        def elicit(self, message: str, schema: Any, **options: Any) -> Any:
+            asked.append(message)
+            return super().elicit(message, schema, **options)
+
+    server.context_for = lambda scope: Noting(scope, server)  # type: ignore[method-assign]
+
+    @server.tool()
+    def go(confirm: Annotated[Sure, Resolve(confirm_question)]) -> str:
+        return f"ok={confirm.ok}"
+
+    async with Client(server, mode="modern", elicitation_callback=User(accept({"ok": True}))) as client:
+        assert await call(client, "go") == "ok=True"
+    assert asked == ["Sure?", "Sure?"]
