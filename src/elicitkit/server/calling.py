@@ -118,8 +118,8 @@ async def prepare_call(server: Server, tool: Tool, values: dict[str, Any], scope
     if graph is not None:
         # The framework's own Context, which no resolver takes: none is made, the questions go
         # straight to the scope (what its ``elicit`` would do with the form the ``Elicit`` made).
-        own = getattr(server.context_for, "__func__", None)
-        if not graph.takes_context and own is not None and own is (_DEFAULT_CONTEXT_FOR or _default_context_for()):
+        default = _DEFAULT_CONTEXT_FOR or _default_context_for()
+        if not graph.takes_context and type(server).context_for is default and "context_for" not in vars(server):
             values.update(await resolve(graph, values, None, _scope_asker(scope)))
         else:
             context = server.context_for(scope)
