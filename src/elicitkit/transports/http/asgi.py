@@ -113,6 +113,7 @@ class StreamableHTTPHandler:
         self.table = SessionTable(server, max_message_bytes=max_message_bytes, retention_seconds=retention_seconds)
         self.table.idle_timeout = session_idle_timeout
         self.table.max_sessions = max_sessions
+        self._quick = _QuickWaits(_QUICK_ANSWER_SECONDS)
         self.backplane = backplane
         # Set only when instances share sessions: every fleet path starts with ``if self.fleet``.
         self.fleet: Fleet | None = None
@@ -354,11 +355,9 @@ class StreamableHTTPHandler:
         """
         if not is_decided(stream):
             # Most answers come at once: wait a moment without the cost of a disconnect watcher
-            # (a task per request), and only then watch for the client leaving.
-            loop = asyncio.get_running_loop()
-            give_up = loop.time() + _QUICK_ANSWER_SECONDS
-            while not is_decided(stream) and (left := give_up - loop.time()) > 0:
-                await stream.wait(left)
+            # (a task per request), and only then watch for the client leaving. Every wake-up
+            # of a stream decides it, so one wait: until the answer, or the quick wait's end.
+            await self._quick.wait(stream)
         session_headers = [] if modern else [(b"mcp-session-id", hs.session_id.encode())]
         if not is_decided(stream):
             disconnected = await _wait_or_disconnect(functools.partial(decided, stream), receive, hook)
@@ -599,6 +598,42 @@ class StreamableHTTPHandler:
 
 
 # ----------------------------------------------------------------------------- helpers
+
+
+class _QuickWaits:
+    """POSTs waiting for their first message before they watch for the client leaving: one
+    timer for all of them, not one per request (its handle, its heap entry and its cancel cost
+    a request as much as its stream's bookkeeping). Each waits between ``seconds / 2`` and
+    ``seconds``: the waits of one half are woken at the end of the next."""
+
+    __slots__ = ("_half", "_loop", "_older", "_timer", "_younger")
+
+    def __init__(self, seconds: float) -> None:
+        self._half = seconds / 2
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._younger: list[asyncio.Future[None]] = []  # since the last tick: woken at the one after next
+        self._older: list[asyncio.Future[None]] = []  # woken at the next tick
+
+    def wait(self, stream: Stream) -> asyncio.Future[None]:
+        """Done at the stream's next change, or when its quick wait is over (await it)."""
+        change = stream.changed()
+        if self._timer is not None and self._loop is change.get_loop():
+            self._younger.append(change)
+            return change
+        if self._loop is not change.get_loop():  # (a handler outliving its loop: that one's waits are gone)
+            self._loop, self._older, self._younger = change.get_loop(), [], []
+        self._younger.append(change)
+        self._timer = self._loop.call_later(self._half, self._tick)
+        return change
+
+    def _tick(self) -> None:
+        due, self._older, self._younger = self._older, self._younger, []
+        for change in due:
+            if not change.done():  # (answered since, or its request was cancelled)
+                change.set_result(None)
+        assert self._loop is not None
+        self._timer = self._loop.call_later(self._half, self._tick) if self._older else None
 
 
 async def _nothing() -> None:
