@@ -9,6 +9,8 @@ import pytest
 
 from elicitkit import Client, MCPError
 from elicitkit.elicitation.results import ElicitationResult
+from elicitkit.protocol.modern import request_headers
+from elicitkit.protocol.versions import Era
 
 from ._scripted import MODERN, SERVER_INFO, b64, discover_result, error, ok, scripted_server
 
@@ -232,3 +234,38 @@ async def test_unsupported_version_is_retried_only_once() -> None:
             async with Client(server.url, mode="modern"):
                 pass
     assert len(server.posts()) == 2
+
+
+def test_per_message_headers_are_made_once_and_handed_out_as_copies() -> None:
+    """The headers of a request without Mcp-Param-* are made once per (method, name, version):
+    each request gets what request_headers() gives it, in a dict of its own."""
+    connection = Client("http://127.0.0.1:9/mcp", mode="modern").connection
+    connection.era = Era.MODERN
+
+    def message(method: str, params: dict[str, Any], version: str = MODERN) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": {META_VERSION: version}}}
+
+    cases = [
+        ("tools/call", {"name": "plain", "arguments": {}}),
+        ("tools/call", {"name": "plain", "arguments": {"x": 1}}),
+        ("tools/call", {"name": "other", "arguments": {}}),
+        ("tools/call", {"name": " spaced é ", "arguments": {}}),
+        ("tools/call", {"name": 7, "arguments": {}}),  # not a name: no Mcp-Name
+        ("resources/read", {"uri": "file:///a%20b.txt"}),
+        ("prompts/get", {"name": "plain"}),
+        ("tools/list", {}),
+    ]
+    for _ in range(2):  # the second pass is answered from what the first made
+        for method, params in cases:
+            for version in (MODERN, "2099-01-01"):
+                wire = message(method, params, version)
+                got = connection._headers_for(wire)
+                assert got == request_headers(method, wire["params"], version, {})
+                assert got is not connection._headers_for(wire)  # a copy each time
+                got["Mcp-Method"] = "changed"  # a caller's change stays its own
+                assert connection._headers_for(wire)["Mcp-Method"] == method
+    # A tool with Mcp-Param-* headers gets them from each call's arguments, never from a memo.
+    connection.tool_headers["region"] = {"region": "Region"}
+    for region in ("us", "eu"):
+        wire = message("tools/call", {"name": "region", "arguments": {"region": region}})
+        assert connection._headers_for(wire)["Mcp-Param-Region"] == region

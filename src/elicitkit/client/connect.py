@@ -38,6 +38,7 @@ from elicitkit.protocol.handshake import INITIALIZE, INITIALIZED, ClientHandshak
 from elicitkit.protocol.jsonrpc import JSON, Notification, RequestId
 from elicitkit.protocol.modern import (
     DISCOVER,
+    NAME_PARAM,
     Envelope,
     InvalidToolHeaders,
     mutual_version,
@@ -68,6 +69,7 @@ _MODERN_ERRORS = frozenset({HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY,
 # What an HTTP transport puts in ``data`` of the local error for a request answered 404 for its session
 # (transports/http/client.py says the same; neither imports the other).
 SESSION_EXPIRED_KEY = "sessionExpired"
+_HEADERS_REMEMBERED = 256  # per-message header sets kept (tools and resources called by name; cleared when full)
 
 
 class ServerUnreachable(ConnectionClosed):
@@ -193,6 +195,7 @@ class Connection:
         self._envelope: Envelope | None = None  # the last one sent (see envelope())
         self._meta_made: tuple[Envelope, JSON] | None = None  # (an envelope, its _meta; see _wired())
         self.tool_headers: dict[str, dict[str, str]] = {}
+        self._headers_made: dict[tuple[str, str | None, str], dict[str, str]] = {}  # see _headers_for
         self.trace = trace
         self._send: Any = None
         # the session id a 404 made us forget while no new session could be opened yet (the next request tries again)
@@ -475,7 +478,20 @@ class Connection:
             header_params = self.tool_headers.get(params["name"], {})
         if not isinstance(version, str):
             version = self.modern_version
-        return request_headers(method, params, version, header_params)
+        if header_params:  # Mcp-Param-* follow the arguments: made for each request
+            return request_headers(method, params, version, header_params)
+        # Otherwise they follow the method, its name parameter and the version: the same for
+        # every round of a call and every call of a tool, made once (a copy handed out).
+        name_key = NAME_PARAM.get(method)
+        name = params.get(name_key) if name_key is not None else None
+        key = (method, name if type(name) is str else None, version)
+        made = self._headers_made.get(key)
+        if made is None:
+            made = request_headers(method, params, version, header_params)
+            if len(self._headers_made) >= _HEADERS_REMEMBERED:
+                self._headers_made.clear()
+            self._headers_made[key] = made
+        return dict(made)
 
     async def _traced_feed(self, data: Any) -> None:
         assert self.trace is not None

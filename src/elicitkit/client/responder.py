@@ -107,9 +107,11 @@ class ElicitationResponder:
             request = parse_request(params, version=version, origin=origin)
         except InvalidRequest as exc:
             raise MCPError(INVALID_PARAMS, f"invalid elicitation request: {exc}") from None
+        # The mode's string without the enum's value descriptor (read twice per question).
+        mode = "form" if isinstance(request, FormRequest) else request.mode.value
         declared = self.modes if declares_elicitation_modes(version) else ("form",)
-        if request.mode.value not in declared:
-            raise MCPError(INVALID_PARAMS, f"elicitation mode {request.mode.value!r} was not declared by this client")
+        if mode not in declared:
+            raise MCPError(INVALID_PARAMS, f"elicitation mode {mode!r} was not declared by this client")
         if isinstance(request, UrlRequest):
             request = self.with_completion(request)
         try:
@@ -125,7 +127,7 @@ class ElicitationResponder:
         wire = to_wire_answer(answer)
         schema = request.requested_schema if isinstance(request, FormRequest) else None
         try:
-            checked = parse_result(wire, mode=request.mode.value, schema=schema)
+            checked = parse_result(wire, mode=mode, schema=schema)
         except InvalidAnswer as exc:
             logger.error("the elicitation callback gave an answer that does not fit the question: %s", exc)
             raise MCPError(INTERNAL_ERROR, f"the client could not produce a valid answer: {exc.reason}") from exc

@@ -275,7 +275,9 @@ class StreamableHTTPTransport:
                     # An error about this POST that could not name its request (the server failed
                     # before reading the id): it is this request's answer, not a stray.
                     answer = {**answer, "id": request_id}
-                await self._deliver(answer)
+                feed = self._feed  # not _deliver: a coroutine frame less on every answer
+                assert feed is not None
+                await feed(answer)
                 return
         if resp.status in CHALLENGE_STATUSES:
             await self._lost(request_id, self._refused(resp.status))
