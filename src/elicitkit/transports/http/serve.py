@@ -607,6 +607,9 @@ def _done(scope: Scope, receive: Receive, send: ASGISend) -> _Done:
     return _DONE
 
 
+_FORWARDED_FIELDS = frozenset((b"x-forwarded-for", b"x-forwarded-proto"))  # what uvicorn's middleware reads
+
+
 class _ProxyHeaders:
     """uvicorn's proxy-header middleware (on by default: ``X-Forwarded-For`` and
     ``X-Forwarded-Proto`` from ``forwarded_allow_ips`` set the scope's client and scheme),
@@ -625,6 +628,13 @@ class _ProxyHeaders:
         self.rewrite = ProxyHeadersMiddleware(_done, trusted_hosts)  # type: ignore[arg-type]
 
     def __call__(self, scope: Scope, receive: Receive, send: ASGISend) -> Awaitable[None]:
+        # uvicorn's middleware changes nothing without an X-Forwarded-* field, but asks first
+        # whether the peer is a trusted host (an IP address parsed per request): look first.
+        for name, _ in scope.get("headers", ()):
+            if name in _FORWARDED_FIELDS:
+                break
+        else:
+            return self.app(scope, receive, send)
         step = self.rewrite(scope, receive, send)  # type: ignore[arg-type]
         try:
             step.send(None)
