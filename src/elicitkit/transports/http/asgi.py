@@ -44,7 +44,6 @@ from elicitkit.protocol.jsonrpc import (
 )
 from elicitkit.protocol.versions import sends_priming_events
 from elicitkit.runtime.contract import Endpoint
-from elicitkit.runtime.deadlines import Deadlines
 from elicitkit.transports.http.responses import (
     DISCONNECT_HOOK,
     JSON_CT,
@@ -115,7 +114,6 @@ class StreamableHTTPHandler:
         self.table.idle_timeout = session_idle_timeout
         self.table.max_sessions = max_sessions
         self.backplane = backplane
-        self._quick_answers = Deadlines(Stream.notify)  # (see _answer)
         # Set only when instances share sessions: every fleet path starts with ``if self.fleet``.
         self.fleet: Fleet | None = None
         if backplane is not None:
@@ -127,18 +125,15 @@ class StreamableHTTPHandler:
     @contextlib.asynccontextmanager
     async def run(self) -> AsyncIterator[None]:
         """Hold the task group the sessions run in, and the backplane (the app's lifespan enters this)."""
-        try:
-            async with self.table.run():
-                if self.backplane is None:
-                    yield
-                    return
-                await self.backplane.start()
-                try:
-                    yield
-                finally:
-                    await self.backplane.stop()
-        finally:
-            self._quick_answers.clear()  # no timer outlives the app
+        async with self.table.run():
+            if self.backplane is None:
+                yield
+                return
+            await self.backplane.start()
+            try:
+                yield
+            finally:
+                await self.backplane.stop()
 
     # -- ASGI -----------------------------------------------------------------------
 
@@ -360,16 +355,10 @@ class StreamableHTTPHandler:
         if not is_decided(stream):
             # Most answers come at once: wait a moment without the cost of a disconnect watcher
             # (a task per request), and only then watch for the client leaving.
-            # The moment's deadline shares a timer with every other POST's in its slot (a timer
-            # each cost a call_at and a cancel per request); at the deadline, the stream is
-            # woken (its ``due`` cleared first).
-            quick = self._quick_answers
-            quick.add(stream, _QUICK_ANSWER_SECONDS, asyncio.get_running_loop())
-            try:
-                while not is_decided(stream) and stream.due is not None:
-                    await stream.changed()
-            finally:
-                quick.remove(stream)
+            loop = asyncio.get_running_loop()
+            give_up = loop.time() + _QUICK_ANSWER_SECONDS
+            while not is_decided(stream) and (left := give_up - loop.time()) > 0:
+                await stream.wait(left)
         session_headers = [] if modern else [(b"mcp-session-id", hs.session_id.encode())]
         if not is_decided(stream):
             disconnected = await _wait_or_disconnect(functools.partial(decided, stream), receive, hook)

@@ -28,7 +28,6 @@ class Stream:
         "delivered",
         "detach_retry_ms",
         "done",
-        "due",
         "events",
         "key",
         "listeners",
@@ -50,7 +49,6 @@ class Stream:
         self.public_id: RequestId | None = None  # 2026: the client's own id (the session uses its own)
         self.status = 200  # 2026: the HTTP status of a JSON answer (errors map to 400/404)
         self.answering = True  # the POST has not yet chosen between a JSON and an SSE answer
-        self.due: float | None = None  # while its POST waits a moment for the answer (see the endpoint)
         self._waiting: asyncio.Future[None] | list[asyncio.Future[None]] | None = None
 
     def push(self, payload: bytes, final: bool, message: JSON | None = None) -> None:
