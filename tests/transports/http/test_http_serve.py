@@ -277,3 +277,11 @@ async def test_kept_alive_connection_closes_after_idling_not_while_in_use(monkey
             writer.close()
     assert closed == b""
     assert KEEP_ALIVE * 0.9 <= idled < KEEP_ALIVE + 1.0, idled
+
+
+async def test_responses_carry_a_date_but_do_not_name_the_server_software() -> None:
+    async with serve_http_background(SupportServer()) as handle, httpx.AsyncClient(timeout=10) as http:
+        answer = await http.get(handle.url, headers={"accept": "text/event-stream"})
+    assert answer.status_code == 400  # (a GET without a session)
+    assert "date" in answer.headers
+    assert "server" not in answer.headers, answer.headers.get("server")

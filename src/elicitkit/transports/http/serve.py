@@ -673,6 +673,9 @@ def _config(
         # and the end of every session.
         timeout_graceful_shutdown=math.ceil(shutdown_grace + _CANCEL_MARGIN),
         proxy_headers=False,  # applied by _ProxyHeaders instead, with the same trusted hosts
+        # No ``server: uvicorn`` on every response: it tells a scanner what to try, and uvicorn
+        # checks it against its header grammar once per response.
+        server_header=False,
     )
     config.app = _ProxyHeaders(app, config.forwarded_allow_ips)
     return config
