@@ -52,6 +52,32 @@ async def test_an_untrusted_peer_cannot_claim_another_address() -> None:
     assert app.scopes[0]["scheme"] == "http"
 
 
+@pytest.mark.parametrize("field", FORWARDED, ids=lambda f: f[0].decode())
+async def test_either_field_alone_is_applied(field: tuple[bytes, bytes]) -> None:
+    app = Recorder()
+    await _ProxyHeaders(app, "127.0.0.1")(_scope("127.0.0.1", (b"accept", b"*/*"), field), None, None)
+    before = _scope("127.0.0.1")
+    changed = {key: value for key, value in app.scopes[0].items() if key != "headers" and before[key] != value}
+    assert changed == ({"client": ("203.0.113.7", 0)} if field[0] == b"x-forwarded-for" else {"scheme": "https"})
+
+
+async def test_without_forwarded_fields_the_trusted_hosts_are_not_consulted() -> None:
+    """No X-Forwarded-* field: nothing to rewrite, so the peer's address is not even parsed."""
+
+    class Untouchable:
+        def __contains__(self, host: object) -> bool:
+            raise AssertionError("the trusted hosts were consulted")
+
+    app = Recorder()
+    proxy = _ProxyHeaders(app, "127.0.0.1")
+    proxy.rewrite.trusted_hosts = Untouchable()  # type: ignore[assignment]
+    scope = _scope("127.0.0.1", (b"host", b"127.0.0.1:9"), (b"x-forwarded-host", b"elsewhere"))
+    coro = proxy(scope, None, None)
+    assert coro.cr_code is Recorder.run.__code__  # type: ignore[attr-defined]
+    assert await coro == "ran"
+    assert app.scopes == [scope]
+
+
 async def test_lifespan_passes_through() -> None:
     app = Recorder()
     await _ProxyHeaders(app, "127.0.0.1")({"type": "lifespan"}, None, None)

@@ -231,3 +231,57 @@ async def test_connections_on_our_own_listening_socket_have_nagle_off() -> None:
                 await anyio.sleep(0.01)
         writer.close()
     assert seen and seen[0] != 0
+
+
+KEEP_ALIVE = 0.4  # seconds: uvicorn's timeout_keep_alive, shortened for the keep-alive test
+
+
+async def _kept_alive_exchange(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, port: int) -> int:
+    """One request on a kept-alive connection (no ``Connection: close``); its status."""
+    writer.write(f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\n\r\n".encode())
+    await writer.drain()
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+    lines = head.decode("latin-1").split("\r\n")
+    length = next(int(line.split(":", 1)[1]) for line in lines if line.lower().startswith("content-length:"))
+    await asyncio.wait_for(reader.readexactly(length), 5)
+    return int(lines[0].split()[1])
+
+
+async def test_kept_alive_connection_closes_after_idling_not_while_in_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The keep-alive timer is lazy (one per timeout, not one per request): a connection used
+    more often than the timeout stays open past it, and one left idle closes about that long
+    after its last response."""
+    from elicitkit.transports.http import serve as serve_module
+
+    made = serve_module._config
+
+    def short_keep_alive(*args: Any, **kwargs: Any) -> Any:
+        config = made(*args, **kwargs)
+        config.timeout_keep_alive = KEEP_ALIVE
+        return config
+
+    monkeypatch.setattr(serve_module, "_config", short_keep_alive)
+    async with serve_http_background(SupportServer()) as handle:
+        port = port_of(handle.url)
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        try:
+            started = time.monotonic()
+            while time.monotonic() - started < 3 * KEEP_ALIVE:  # in use well past the timeout
+                assert await _kept_alive_exchange(reader, writer, port) == 400  # (a GET without a session)
+                await asyncio.sleep(KEEP_ALIVE / 3)
+            last = time.monotonic()
+            assert await _kept_alive_exchange(reader, writer, port) == 400  # still the same connection
+            closed = await asyncio.wait_for(reader.read(), 5)  # then idle: b"" once the server closes
+            idled = time.monotonic() - last
+        finally:
+            writer.close()
+    assert closed == b""
+    assert KEEP_ALIVE * 0.9 <= idled < KEEP_ALIVE + 1.0, idled
+
+
+async def test_responses_carry_a_date_but_do_not_name_the_server_software() -> None:
+    async with serve_http_background(SupportServer()) as handle, httpx.AsyncClient(timeout=10) as http:
+        answer = await http.get(handle.url, headers={"accept": "text/event-stream"})
+    assert answer.status_code == 400  # (a GET without a session)
+    assert "date" in answer.headers
+    assert "server" not in answer.headers, answer.headers.get("server")

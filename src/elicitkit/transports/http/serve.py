@@ -264,6 +264,7 @@ def timed_protocol(
             "_gathering",
             "_header_bytes",
             "_idle",
+            "_idle_since",
             "_lost_watch",
             "_parser_dropped",
             "_phase",
@@ -277,6 +278,7 @@ def timed_protocol(
             self._read_timer: asyncio.TimerHandle | None = None
             self._header_bytes = 0
             self._idle = False
+            self._idle_since: float | None = None  # when the last response ended, while idle (see on_response_complete)
             self._lost_watch: Any = None  # the endpoint's watch on a waiting request (see watch_lost)
             self._parser_dropped = False  # (see request_waits)
             self._gathering: RequestResponseCycle | None = None  # (see gather)
@@ -424,12 +426,45 @@ def timed_protocol(
             tasks.add(task)
 
         def on_response_complete(self) -> None:
-            pipelined = bool(self.pipeline)  # (super() starts the next one: self.cycle is that one)
-            super().on_response_complete()
-            if pipelined or self.transport.is_closing() or (self.parser is None and not self._parser_dropped):
+            # uvicorn's, with a lazy keep-alive timer: uvicorn arms one per response and cancels
+            # it when the next request's bytes come (a call_later and a cancel per request); here
+            # the connection notes when it went idle, and one timer per ``timeout_keep_alive``
+            # checks that: it closes a connection idle that long, moves to when one idle for
+            # less would be due, or lapses on a busy one (see _keep_alive_due).
+            self.server_state.total_requests += 1
+            if self.transport.is_closing():
+                return
+            self.flow.resume_reading()
+            pipelined = bool(self.pipeline)
+            if pipelined:
+                cycle, app = self.pipeline.pop()
+                self._start_asgi_task(cycle, app)  # (self.cycle is that one now)
+            else:
+                now = self.loop.time()
+                self._idle_since = now
+                if self.timeout_keep_alive_task is None:
+                    due = now + self.timeout_keep_alive
+                    self.timeout_keep_alive_task = self.loop.call_at(due, self._keep_alive_due)
+            if pipelined or (self.parser is None and not self._parser_dropped):
                 return
             if self._phase == _IDLE:  # else the request's body is still coming (a 413 answered early)
                 self._forget_last()
+
+        def _unset_keepalive_if_required(self) -> None:
+            """uvicorn's hook when bytes come (and when the connection goes): busy, not idle. The
+            timer stays armed; it lapses when it finds the connection busy."""
+            self._idle_since = None
+
+        def _keep_alive_due(self) -> None:
+            self.timeout_keep_alive_task = None
+            since = self._idle_since
+            if since is None or self.transport.is_closing():
+                return  # busy (the next response re-arms it), or gone
+            due = since + self.timeout_keep_alive
+            if self.loop.time() >= due:
+                self.timeout_keep_alive_handler()
+            else:
+                self.timeout_keep_alive_task = self.loop.call_at(due, self._keep_alive_due)
 
         def _forget_last(self) -> None:
             """Kept alive, waiting for a next request: hold nothing of the last one (its cycle,
@@ -449,10 +484,10 @@ def timed_protocol(
             cycle = self.cycle
             if cycle is not None and cycle.response_complete and not self.pipeline and not self.transport.is_closing():
                 self._forget_last()  # answered before its body was all read: the connection idles now
-            timer = self._read_timer
-            if timer is not None:  # nothing to time while the request is served (it may wait on a person)
-                timer.cancel()
-                self._read_timer = None
+            # Nothing to time while the request is served (it may wait on a person), but the timer
+            # stays: it finds the connection idle and lapses, or the next request's deadline later
+            # than its own and moves there, so a kept-alive connection arms one timer per
+            # header_timeout instead of one per request (a call_at and a cancel each).
 
         def connection_lost(self, exc: Exception | None) -> None:
             if self._idle:
@@ -461,6 +496,9 @@ def timed_protocol(
             if self._read_timer is not None:
                 self._read_timer.cancel()
                 self._read_timer = None
+            if self.timeout_keep_alive_task is not None:
+                self.timeout_keep_alive_task.cancel()
+                self.timeout_keep_alive_task = None
             gathering = self._gathering
             if gathering is not None:  # nobody to write it to
                 self._gathering = None
@@ -569,6 +607,9 @@ def _done(scope: Scope, receive: Receive, send: ASGISend) -> _Done:
     return _DONE
 
 
+_FORWARDED_FIELDS = frozenset((b"x-forwarded-for", b"x-forwarded-proto"))  # what uvicorn's middleware reads
+
+
 class _ProxyHeaders:
     """uvicorn's proxy-header middleware (on by default: ``X-Forwarded-For`` and
     ``X-Forwarded-Proto`` from ``forwarded_allow_ips`` set the scope's client and scheme),
@@ -587,6 +628,13 @@ class _ProxyHeaders:
         self.rewrite = ProxyHeadersMiddleware(_done, trusted_hosts)  # type: ignore[arg-type]
 
     def __call__(self, scope: Scope, receive: Receive, send: ASGISend) -> Awaitable[None]:
+        # uvicorn's middleware changes nothing without an X-Forwarded-* field, but asks first
+        # whether the peer is a trusted host (an IP address parsed per request): look first.
+        for name, _ in scope.get("headers", ()):
+            if name in _FORWARDED_FIELDS:
+                break
+        else:
+            return self.app(scope, receive, send)
         step = self.rewrite(scope, receive, send)  # type: ignore[arg-type]
         try:
             step.send(None)
@@ -625,6 +673,9 @@ def _config(
         # and the end of every session.
         timeout_graceful_shutdown=math.ceil(shutdown_grace + _CANCEL_MARGIN),
         proxy_headers=False,  # applied by _ProxyHeaders instead, with the same trusted hosts
+        # No ``server: uvicorn`` on every response: it tells a scanner what to try, and uvicorn
+        # checks it against its header grammar once per response.
+        server_header=False,
     )
     config.app = _ProxyHeaders(app, config.forwarded_allow_ips)
     return config
