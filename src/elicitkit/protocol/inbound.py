@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
+from elicitkit._frozen import frozen_builder
 from elicitkit.protocol.errors import INVALID_REQUEST, MCPError, modern_http_status
 from elicitkit.protocol.handshake import INITIALIZE
 from elicitkit.protocol.jsonrpc import JSON, RequestId
@@ -66,11 +66,8 @@ class Rejected:
 
 Inbound = Handshake | Stateless | Rejected
 
-# The slots' own setters: what the frozen dataclass's __init__ does through object.__setattr__
-# (every 2026 request is classified).
-_new = object.__new__
-_slots: Mapping[str, Any] = vars(Stateless)  # (the member descriptors, untyped for mypy)
-_set_envelope, _set_principal = (_slots[name].__set__ for name in ("envelope", "principal"))
+# ``Stateless(envelope, principal)``, made quicker (every 2026 request is classified).
+_stateless: Callable[[Envelope | None, str | None], Stateless] = frozen_builder(Stateless)
 
 HANDSHAKE = Handshake()  # one instance: the common case allocates nothing
 _NOTHING_TO_SERVE = Stateless(None)
@@ -132,10 +129,7 @@ def classify_request(
             check_method(method)
     except MCPError as exc:
         return Rejected(exc, modern_http_status(exc.code))
-    made: Stateless = _new(Stateless)
-    _set_envelope(made, envelope)
-    _set_principal(made, principal)
-    return made
+    return _stateless(envelope, principal)
 
 
 def classify_other(params: object, headers: Mapping[str, str]) -> Inbound:

@@ -12,12 +12,13 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
+from elicitkit._frozen import frozen_builder
 from elicitkit.errors import ElicitkitError
 from elicitkit.protocol.errors import (
     HEADER_MISMATCH,
@@ -125,23 +126,8 @@ def read_envelope(params: Any) -> Envelope:
     return _envelope(version, caps, info if isinstance(info, dict) else {}, level if isinstance(level, str) else None)
 
 
-# The slots' own setters: what the frozen dataclass's __init__ does through object.__setattr__,
-# one call fewer each (every 2026 request reads its envelope).
-_new = object.__new__
-_slots: Mapping[str, Any] = vars(Envelope)  # (the member descriptors, untyped for mypy)
-_set_version, _set_caps, _set_info, _set_level = (
-    _slots[name].__set__ for name in ("protocol_version", "client_capabilities", "client_info", "log_level")
-)
-
-
-def _envelope(version: str, caps: dict[str, Any], info: dict[str, Any], level: str | None) -> Envelope:
-    """``Envelope(version, caps, info, level)``, the same frozen object, made quicker."""
-    made: Envelope = _new(Envelope)
-    _set_version(made, version)
-    _set_caps(made, caps)
-    _set_info(made, info)
-    _set_level(made, level)
-    return made
+# ``Envelope(version, caps, info, level)``, made quicker (every 2026 request reads its envelope).
+_envelope: Callable[[str, dict[str, Any], dict[str, Any], str | None], Envelope] = frozen_builder(Envelope)
 
 
 def check_version(version: str, supported: tuple[str, ...] = MODERN_VERSIONS) -> None:
