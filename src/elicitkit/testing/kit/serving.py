@@ -13,7 +13,7 @@ import base64
 import contextlib
 import importlib.util
 import os
-import socket
+import re
 import subprocess
 import sys
 import tempfile
@@ -168,20 +168,6 @@ async def asgi_in_process(app: Any) -> AsyncIterator[str]:
             userver.should_exit = True
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _accepts(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            return True
-    except OSError:
-        return False
-
-
 @dataclass
 class Child:
     """A server child process over HTTP: its URL, PID and log."""
@@ -211,25 +197,45 @@ class Child:
 
 
 def start_http_child(spec: str, env: dict[str, str]) -> Child:
-    """``elicitkit serve SPEC --transport http`` on a free port, returned once it accepts connections.
+    """``elicitkit serve SPEC --transport http`` on a port the child's system chooses, returned once
+    it says where it listens (the URL read from its output).
 
-    Blocking (run it in a worker thread from async code).
+    Not a port probed free here and handed to the child: another process (another pytest-xdist
+    worker's child) can take it in between, and a connection test would then find *that*
+    server listening, and the test would talk to it. Blocking (run it in a worker thread).
     """
-    log = tempfile.TemporaryFile()  # noqa: SIM115 - the Child owns it and closes it
-    for _attempt in range(3):  # a free port can be taken between probing and binding
-        port = _free_port()
-        command = serve_command(spec, "--transport", "http", "--port", str(port))
-        proc = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
-        child = Child(f"http://127.0.0.1:{port}/mcp", proc, log)
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        while proc.poll() is None and time.monotonic() < deadline and not _accepts(port):
-            time.sleep(0.05)
-        if proc.poll() is None and _accepts(port):
+    log = _append_only(tempfile.TemporaryFile())  # noqa: SIM115 - the Child owns it and closes it
+    command = serve_command(spec, "--transport", "http", "--port", "0")
+    proc = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+    child = Child("", proc, log)
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while proc.poll() is None and time.monotonic() < deadline:
+        said = _LISTENING.search(child.output())
+        if said is not None:
+            child.url = said.group(1)
             return child
-        child.stop()
+        time.sleep(0.05)
+    child.stop()
     output = child.output()
     log.close()
     raise RuntimeError(f"{' '.join(command)} did not start serving; its output:\n{output[-4000:]}")
+
+
+# What ``elicitkit serve --transport http`` says once it listens (on stderr, into the child's log).
+_LISTENING = re.compile(r"serving MCP at (http://\S+)")
+
+
+def _append_only(log: IO[bytes]) -> IO[bytes]:
+    """The child writes its output through a copy of this file's descriptor, which shares the
+    file's offset: reading the log here (seek, read) would move where the child writes next,
+    and a line written in between would land over the start. Opened for appending, every write
+    goes to the end whatever the reader does (POSIX; elsewhere the file stays as it is)."""
+    with contextlib.suppress(ImportError, OSError):
+        import fcntl
+
+        flags = fcntl.fcntl(log.fileno(), fcntl.F_GETFL)
+        fcntl.fcntl(log.fileno(), fcntl.F_SETFL, flags | os.O_APPEND)
+    return log
 
 
 # ----------------------------------------------------------------------------- the tap

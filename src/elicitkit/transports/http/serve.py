@@ -817,6 +817,7 @@ async def serve_http(
     from elicitkit.transports.shutdown import FORCE_EXIT_AFTER, exit_after
 
     sock = _bind(host, port)
+    port = sock.getsockname()[1]  # (port 0: the one the system chose, announced and used for pages)
     app = _serving_app(server, path, options)
     config = _config(
         server.http_gate(app, app.pages_prefix),
